@@ -1,0 +1,374 @@
+"""The knowledge base: a directory holding the tree, its references and its definitions.
+
+Files (all written together, atomically: a failed build leaves the previous directory as it
+was):
+
+- ``tree.json``: nodes in document order and the anomalies the build repaired;
+- ``references.json``: cross-references and the citations that could not be resolved;
+- ``definitions.json``: defined terms with their node, scope and text;
+- ``provenance.json``: the source pages (URL, "up to date as of" date, sha256) and the builder;
+- ``tree.graphml``: the tree with its references, for graph tools;
+- ``tree.ttl``: the same in RDF, in the vocabulary of ``ontologies/privacy-checklist.ttl``.
+
+Only the JSON files are read by :func:`load`; GraphML and Turtle are for other tools.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import urllib.parse
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.ingest.ecfr import Link, PartPage
+from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_by
+from privacy_checklist.kg.definitions import Definition, Definitions, extract_definitions
+from privacy_checklist.kg.tree import Anomaly, Node, RegulationTree, build_tree
+
+FORMAT_VERSION = 1
+BUILDER = "privacy-checklist ingest (format 1)"
+JSON_FILES = ("tree.json", "references.json", "definitions.json", "provenance.json")
+VOCAB = "https://w3id.org/privacy-checklist/vocab#"
+NODE_BASE = "https://w3id.org/privacy-checklist/hipaa/"
+
+
+class KnowledgeBaseError(Exception):
+    """A knowledge base directory is missing, incomplete or damaged; the message says how."""
+
+
+def builtin_path() -> Path:
+    """The knowledge base that ships inside the package."""
+    return Path(str(resources.files("privacy_checklist.kg") / "builtin"))
+
+
+@dataclass
+class KnowledgeBase:
+    """The Privacy Checklist: regulation tree, cross-references, definitions, provenance."""
+
+    tree: RegulationTree
+    refs: list[CrossRef]
+    definitions: Definitions
+    provenance: dict[str, Any]
+    unresolved: list[Unresolved] = field(default_factory=list)
+    path: Path | None = None
+
+    # ---------------------------------------------------------------- lookups
+    @cached_property
+    def refs_out(self) -> dict[str, list[CrossRef]]:
+        return refs_by(self.refs, "source")
+
+    @cached_property
+    def refs_in(self) -> dict[str, list[CrossRef]]:
+        return refs_by(self.refs, "target")
+
+    def node(self, node_id: str) -> Node:
+        """A node by id; the error names close ids when there is none."""
+        found = self.tree.get(node_id)
+        if found is not None:
+            return found
+        import difflib
+
+        close = difflib.get_close_matches(node_id, list(self.tree.nodes), n=3, cutoff=0.75)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise KeyError(f"no node {node_id!r} in the knowledge base{hint}")
+
+    def define(self, term: str, at: str | None = None) -> Definition:
+        """The definition of ``term`` in force at node ``at`` (see :meth:`Definitions.define`)."""
+        return self.definitions.define(term, at, self.tree)
+
+    def full_specification(self, node_id: str) -> str:
+        return self.tree.full_specification(node_id)
+
+    # ---------------------------------------------------------------- figures
+    def stats(self) -> dict[str, Any]:
+        """Counts that describe the knowledge base (what ``pcheck stats`` prints)."""
+        nodes = list(self.tree)
+        leaves = sum(1 for n in nodes if not n.children)
+        internal_refs = [r for r in self.refs if not r.external]
+        return {
+            "nodes": len(nodes),
+            "nodes_by_kind": dict(Counter(n.kind for n in nodes)),
+            "leaves": leaves,
+            "internal_nodes": len(nodes) - leaves,
+            "subsumption_edges": sum(1 for n in nodes if n.parent is not None),
+            "references": {
+                "internal": len(internal_refs),
+                "external": len(self.refs) - len(internal_refs),
+                "by_via": dict(Counter(r.via for r in internal_refs)),
+                "to_ancestor": sum(1 for r in internal_refs if not r.exact),
+                "unresolved": len(self.unresolved),
+            },
+            "definitions": {"total": len(self.definitions), "by_section": self.definitions.by_section()},
+            "anomalies": dict(Counter(a.kind for a in self.tree.anomalies)),
+            "sources": [
+                {k: s.get(k) for k in ("part", "url", "up_to_date", "sha256")}
+                for s in self.provenance.get("sources", [])
+            ],
+        }
+
+    # ---------------------------------------------------------------- exports
+    def export_json(self) -> dict[str, Any]:
+        """The tree as ``{"nodes", "refs", "definitions"}`` (the documented export format)."""
+        return {
+            "nodes": [
+                {"id": n.id, "parent": n.parent, "kind": n.kind, "title": n.title, "text": n.text}
+                for n in self.tree
+            ],
+            "refs": [
+                {
+                    "source": r.source,
+                    "target": r.target,
+                    "start": r.start,
+                    "end": r.end,
+                    "text": r.text,
+                    "external": r.external,
+                }
+                for r in self.refs
+            ],
+            "definitions": [d.to_json() for d in self.definitions],
+        }
+
+    def to_networkx(self):  # -> networkx.MultiDiGraph
+        """The tree (``child`` edges, parent to child) and references (``cites`` edges)."""
+        import networkx as nx
+
+        graph = nx.MultiDiGraph(name="HIPAA regulation tree")
+        for n in self.tree:
+            graph.add_node(
+                n.id, kind=n.kind, title=n.title or "", text=n.text, label=n.label or "", depth=n.depth
+            )
+        for n in self.tree:
+            if n.parent is not None:
+                graph.add_edge(n.parent, n.id, type="child")
+        for r in self.refs:
+            if not r.external and r.target is not None:
+                graph.add_edge(
+                    r.source, r.target, type="cites", start=r.start, end=r.end, text=r.text,
+                    via=r.via, exact=r.exact,
+                )
+        return graph
+
+    def to_rdf(self):  # -> rdflib.Graph
+        """The tree, references and definitions as RDF in our vocabulary."""
+        from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
+        from rdflib.namespace import DCTERMS, RDFS
+
+        pc = Namespace(VOCAB)
+        graph = Graph()
+        graph.bind("pc", pc)
+        graph.bind("dct", DCTERMS)
+
+        def iri(node_id: str) -> URIRef:
+            return URIRef(NODE_BASE + urllib.parse.quote(node_id, safe="().,"))
+
+        kinds = {"root": pc.Regulation, "part": pc.Part, "subpart": pc.Subpart,
+                 "section": pc.Section, "appendix": pc.Appendix, "paragraph": pc.Paragraph}
+        add = graph.add
+        for n in self.tree:
+            me = iri(n.id)
+            add((me, RDF.type, kinds[n.kind]))
+            add((me, DCTERMS.identifier, Literal(n.id)))
+            if n.title:
+                add((me, DCTERMS.title, Literal(n.title)))
+            if n.text:
+                add((me, pc.text, Literal(n.text)))
+            if n.parent is not None:
+                add((me, pc.partOf, iri(n.parent)))
+        for index, r in enumerate(self.refs):
+            me = URIRef(f"{NODE_BASE}ref/{index}")
+            add((me, RDF.type, pc.CrossReference))
+            add((me, pc.source, iri(r.source)))
+            if r.target is not None:
+                add((me, pc.target, iri(r.target)))
+                add((iri(r.source), pc.cites, iri(r.target)))
+            add((me, pc.start, Literal(r.start, datatype=XSD.integer)))
+            add((me, pc.end, Literal(r.end, datatype=XSD.integer)))
+            add((me, pc.citationText, Literal(r.text)))
+            add((me, pc.external, Literal(r.external)))
+        for index, d in enumerate(self.definitions):
+            me = URIRef(f"{NODE_BASE}definition/{index}")
+            add((me, RDF.type, pc.Definition))
+            add((me, RDFS.label, Literal(d.term)))
+            add((me, pc.term, Literal(d.term)))
+            add((me, pc.definedAt, iri(d.node)))
+            add((me, pc.scope, iri(d.scope)))
+            add((me, pc.definitionText, Literal(d.text)))
+        return graph
+
+    # ---------------------------------------------------------------- saving
+    def save(self, out: Path | str, graph_files: bool = True) -> Path:
+        """Write the knowledge base to ``out`` atomically (temporary directory, then rename).
+
+        Returns:
+            The directory written. Whatever stood at ``out`` before is replaced only once the
+            new copy is complete.
+        """
+        out = Path(out).resolve()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        try:
+            self._write(tmp, graph_files)
+            old: Path | None = None
+            if out.exists():
+                old = out.with_name(f".{out.name}.old-{os.getpid()}")
+                os.replace(out, old)
+            os.replace(tmp, out)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.path = out
+        return out
+
+    def _write(self, directory: Path, graph_files: bool) -> None:
+        def dump(name: str, data: Any) -> None:
+            text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=False)
+            (directory / name).write_text(text + "\n", encoding="utf-8")
+
+        dump(
+            "tree.json",
+            {
+                "format": FORMAT_VERSION,
+                "nodes": [
+                    {
+                        "id": n.id, "parent": n.parent, "kind": n.kind, "title": n.title,
+                        "label": n.label, "text": n.text, "notes": list(n.notes),
+                    }
+                    for n in self.tree
+                ],
+                "anomalies": [{"node": a.node, "kind": a.kind, "detail": a.detail}
+                              for a in self.tree.anomalies],
+            },
+        )
+        dump(
+            "references.json",
+            {
+                "format": FORMAT_VERSION,
+                "refs": [r.to_json() for r in self.refs],
+                "unresolved": [
+                    {"source": u.source, "start": u.start, "end": u.end, "text": u.text,
+                     "reason": u.reason}
+                    for u in self.unresolved
+                ],
+            },
+        )
+        dump("definitions.json", {"format": FORMAT_VERSION,
+                                  "definitions": [d.to_json() for d in self.definitions]})
+        dump("provenance.json", self.provenance)
+        if graph_files:
+            import networkx as nx
+
+            nx.write_graphml(self.to_networkx(), directory / "tree.graphml")
+            self.to_rdf().serialize(destination=directory / "tree.ttl", format="turtle")
+
+
+def _read_json(directory: Path, name: str) -> Any:
+    path = directory / name
+    if not path.exists():
+        raise KnowledgeBaseError(
+            f"{directory} is not a complete knowledge base: {name} is missing "
+            "(build one with: pcheck ingest --out DIR)"
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise KnowledgeBaseError(f"{path} is damaged ({exc}); rebuild it with pcheck ingest") from exc
+
+
+def load(directory: Path | str | None = None) -> KnowledgeBase:
+    """Load a knowledge base directory (default: the one shipped with the package).
+
+    Raises:
+        KnowledgeBaseError: the directory is missing, incomplete, damaged, or of another format.
+    """
+    directory = Path(directory) if directory is not None else builtin_path()
+    if not directory.is_dir():
+        raise KnowledgeBaseError(f"{directory}: no such knowledge base directory")
+    tree_data = _read_json(directory, "tree.json")
+    if tree_data.get("format") != FORMAT_VERSION:
+        raise KnowledgeBaseError(
+            f"{directory}: format {tree_data.get('format')!r}, this version reads {FORMAT_VERSION}; "
+            "rebuild it with pcheck ingest"
+        )
+    rows = tree_data["nodes"]
+    children: dict[str, list[str]] = {row["id"]: [] for row in rows}
+    for row in rows:
+        if row["parent"] is not None:
+            children[row["parent"]].append(row["id"])
+    nodes: dict[str, Node] = {}
+    for order, row in enumerate(rows):
+        parent = row["parent"]
+        depth = 0 if parent is None else nodes[parent].depth + 1
+        nodes[row["id"]] = Node(
+            row["id"], row["kind"], parent, row["title"], row["text"], row["label"], depth, order,
+            tuple(children[row["id"]]), tuple(row.get("notes", ())),
+        )
+    anomalies = [Anomaly(a["node"], a["kind"], a["detail"]) for a in tree_data.get("anomalies", [])]
+    ref_data = _read_json(directory, "references.json")
+    refs = [CrossRef(**r) for r in ref_data["refs"]]
+    unresolved = [Unresolved(**u) for u in ref_data.get("unresolved", [])]
+    definitions = Definitions(Definition(**d) for d in _read_json(directory, "definitions.json")["definitions"])
+    provenance = _read_json(directory, "provenance.json")
+    missing = [r for r in refs if (r.target is not None and r.target not in nodes) or r.source not in nodes]
+    if missing:
+        raise KnowledgeBaseError(f"{directory}: {len(missing)} reference(s) point at missing nodes, "
+                                 f"first {missing[0].source} -> {missing[0].target}; rebuild it")
+    return KnowledgeBase(RegulationTree(nodes, anomalies), refs, definitions, provenance, unresolved,
+                         directory)
+
+
+def build(
+    pages: Sequence[PartPage], progress: Callable[[str], None] | None = None
+) -> KnowledgeBase:
+    """Build a knowledge base in memory from parsed part pages."""
+    say = progress or (lambda _msg: None)
+    pages = sorted(pages, key=lambda p: p.part)
+    parts = [p.part for p in pages]
+    if len(set(parts)) != len(parts):
+        raise ValueError(f"the same part was given twice ({parts}); pass each part once")
+    say("tree")
+    tree = build_tree(pages)
+    links: dict[str, list[Link]] = {n.id: n.links for page in pages for n in page.nodes if n.links}
+    say("cross-references")
+    refs, unresolved = extract(tree, links)
+    say("definitions")
+    definitions = extract_definitions(tree)
+    provenance = {
+        "builder": BUILDER,
+        "sources": [
+            {"part": p.part, "title": p.title, "url": p.url, "source": _portable(p.source),
+             "up_to_date": p.up_to_date, "sha256": p.sha256}
+            for p in pages
+        ],
+        "licence": "US federal regulation text (45 CFR), public domain",
+    }
+    return KnowledgeBase(tree, refs, definitions, provenance, unresolved)
+
+
+def _portable(source: str) -> str:
+    """A source as recorded: URLs as they are, files by name only (no machine paths)."""
+    return source if "://" in source else Path(source).name
+
+
+def iter_sources(values: Iterable[str]) -> list[str]:
+    """Expand directories given as sources into their ``*.html`` files, sorted."""
+    out: list[str] = []
+    for value in values:
+        path = Path(value)
+        if "://" not in value and path.is_dir():
+            found = sorted(str(p) for p in path.glob("*.html"))
+            if not found:
+                raise KnowledgeBaseError(f"{value}: a directory with no .html pages in it")
+            out.extend(found)
+        else:
+            out.append(value)
+    return out

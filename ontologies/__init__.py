@@ -1,0 +1,1 @@
+"""privacy_checklist.ontologies."""
