@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -100,8 +99,10 @@ def read_source(source: str, timeout: float = 30.0) -> bytes:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 data = response.read(MAX_BYTES + 1)
         except urllib.error.HTTPError as exc:
-            raise IngestError(f"{source}: the server answered HTTP {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, TimeoutError, socket.timeout, OSError) as exc:
+            raise IngestError(
+                f"{source}: the server answered HTTP {exc.code} {exc.reason}"
+            ) from exc
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise IngestError(
                 f"{source}: cannot fetch ({reason}); is the machine online? "
@@ -114,12 +115,16 @@ def read_source(source: str, timeout: float = 30.0) -> bytes:
         if path.is_dir():
             raise IngestError(f"{source}: is a directory; pass the part pages' .html files")
         if path.stat().st_size > MAX_BYTES:
-            raise IngestError(f"{source}: larger than {MAX_BYTES // 1_000_000} MB; not an eCFR part page")
+            raise IngestError(
+                f"{source}: larger than {MAX_BYTES // 1_000_000} MB; not an eCFR part page"
+            )
         data = path.read_bytes()
     if not data.strip():
         raise IngestError(f"{source}: is empty")
     if len(data) > MAX_BYTES:
-        raise IngestError(f"{source}: larger than {MAX_BYTES // 1_000_000} MB; not an eCFR part page")
+        raise IngestError(
+            f"{source}: larger than {MAX_BYTES // 1_000_000} MB; not an eCFR part page"
+        )
     return data
 
 
@@ -176,7 +181,13 @@ def _normalize(raw: str, spans: list[tuple[int, int, etree._Element]]) -> tuple[
             e -= 1
         if e > s:
             links.append(
-                Link(s, e, text[s:e], anchor.get("href", ""), " ".join(anchor.get("class", "").split()))
+                Link(
+                    s,
+                    e,
+                    text[s:e],
+                    anchor.get("href", ""),
+                    " ".join(anchor.get("class", "").split()),
+                )
             )
     return text, links
 
@@ -192,17 +203,20 @@ def _segments(
     if el.text:
         yield el.text, anchor
     for child in el:
-        if isinstance(child.tag, str):
-            if not (_classes(child) & skip) and child.tag not in ("script", "style"):
-                inner = child if child.tag == "a" else anchor
-                sep = " " if child.tag in ("td", "th", "br", "p", "div", "tr") else ""
-                if sep:
-                    yield sep, None
-                yield from _segments(child, skip, inner)
-                if child.tag == "td" or child.tag == "th":
-                    yield " | ", None
-                elif child.tag == "tr":
-                    yield "\n", None
+        if (
+            isinstance(child.tag, str)
+            and not (_classes(child) & skip)
+            and child.tag not in ("script", "style")
+        ):
+            inner = child if child.tag == "a" else anchor
+            sep = " " if child.tag in ("td", "th", "br", "p", "div", "tr") else ""
+            if sep:
+                yield sep, None
+            yield from _segments(child, skip, inner)
+            if child.tag == "td" or child.tag == "th":
+                yield " | ", None
+            elif child.tag == "tr":
+                yield "\n", None
         if child.tail:
             yield child.tail, anchor
 
@@ -227,13 +241,30 @@ def render(el: etree._Element, skip: frozenset[str] = frozenset()) -> tuple[str,
 
 
 def _table_text(table: etree._Element) -> tuple[str, list[Link]]:
+    """A table as text: one line a row, cells joined by " | ", links kept with their spans."""
     rows: list[str] = []
+    links: list[Link] = []
+    offset = 0
     for tr in table.iter("tr"):
-        cells = [_WS.sub(" ", td.text_content()).strip() for td in tr if td.tag in ("td", "th")]
-        cells = [c for c in cells if c]
+        cells: list[str] = []
+        length = 0
+        for td in tr:
+            if td.tag not in ("td", "th"):
+                continue
+            text, cell_links = render(td)
+            if not text:
+                continue
+            start = offset + length + (3 * len(cells))
+            links.extend(
+                Link(k.start + start, k.end + start, k.text, k.href, k.css) for k in cell_links
+            )
+            length += len(text)
+            cells.append(text)
         if cells:
-            rows.append(" | ".join(cells))
-    return "\n".join(rows), []
+            row = " | ".join(cells)
+            rows.append(row)
+            offset += len(row) + 1
+    return "\n".join(rows), links
 
 
 # --------------------------------------------------------------------------- the page
@@ -302,7 +333,9 @@ class _PageReader:
             return
         shift = len(node.text) + 1 if node.text else 0
         node.text = f"{node.text}\n{text}" if node.text else text
-        node.links.extend(Link(l.start + shift, l.end + shift, l.text, l.href, l.css) for l in links)
+        node.links.extend(
+            Link(k.start + shift, k.end + shift, k.text, k.href, k.css) for k in links
+        )
         node.extra_blocks += 1
 
     # structure ---------------------------------------------------------------------------
@@ -327,7 +360,9 @@ class _PageReader:
         heading = el.find("h2")
         title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
         title = re.sub(r"^Subparts?\s+[A-Z–-]+\s*[—-]\s*", "", title)
-        node = self.add(RawNode(f"Part {self.part} Subpart {letter}", "subpart", parent.id, title, ""))
+        node = self.add(
+            RawNode(f"Part {self.part} Subpart {letter}", "subpart", parent.id, title, "")
+        )
         self.walk(el, node)
 
     def section(self, el: etree._Element, parent: RawNode) -> None:
@@ -404,7 +439,9 @@ class _PageReader:
         if first is not None:
             node = self.add(self._own(first, pid, holder.id, False))
         else:
-            node = self.add(RawNode(pid, "paragraph", holder.id, None, "", split_labels(pid)[1][-1]))
+            node = self.add(
+                RawNode(pid, "paragraph", holder.id, None, "", split_labels(pid)[1][-1])
+            )
         self.body([c for c in el if c is not first], node)
 
     def flat_paragraph(self, el: etree._Element, pid: str, holder: RawNode) -> None:
@@ -424,16 +461,20 @@ def parse_page(html: str, source: str, sha256: str = "") -> PartPage:
         doc = lxml.html.document_fromstring(html)
     except (etree.ParserError, ValueError) as exc:
         raise IngestError(f"{source}: not parseable as HTML ({exc})") from exc
-    part_divs = doc.xpath("//div[contains(concat(' ', @class, ' '), ' part ')][starts-with(@id, 'part-')]")
+    part_divs = doc.xpath(
+        "//div[contains(concat(' ', @class, ' '), ' part ')][starts-with(@id, 'part-')]"
+    )
     if not part_divs:
         raise IngestError(
-            f"{source}: not an eCFR part page (no <div class='part' id='part-N'>); pass the page of "
-            "45 CFR Part 160, 162 or 164 from ecfr.gov"
+            f"{source}: not an eCFR part page (no <div class='part' id='part-N'>); "
+            "pass the page of 45 CFR Part 160, 162 or 164 from ecfr.gov"
         )
     part_el = part_divs[0]
     part = part_el.get("id", "").removeprefix("part-")
     if not html.rstrip().lower().endswith("</html>"):
-        raise IngestError(f"{source}: truncated (the page does not end with </html>); download it again")
+        raise IngestError(
+            f"{source}: truncated (the page does not end with </html>); download it again"
+        )
     toc = tuple(
         m.group(1)
         for row in doc.xpath("//table[contains(@class,'table-of-contents')]//tr")
@@ -444,13 +485,24 @@ def parse_page(html: str, source: str, sha256: str = "") -> PartPage:
     h1 = part_el.find("h1")
     title = _WS.sub(" ", h1.text_content()).strip() if h1 is not None else f"PART {part}"
     title = re.sub(r"^PART\s+\d+\s*[—-]\s*", "", title)
+    head_title = doc.findtext(".//title") or ""
+    if "--" in head_title and head_title.rsplit("--", 1)[1].strip().lower() == title.lower():
+        title = head_title.rsplit("--", 1)[1].strip()  # "Security and Privacy", not upper case
     canonical = doc.xpath("//link[@rel='canonical']/@href")
-    url = canonical[0] if canonical else (source if source.startswith("http") else LIVE_URLS.get(part, ""))
+    url = (
+        canonical[0]
+        if canonical
+        else (source if source.startswith("http") else LIVE_URLS.get(part, ""))
+    )
     stamp = re.search(r"up to date as of (\d{1,2})/(\d{1,2})/(\d{4})", html)
-    up_to_date = f"{stamp.group(3)}-{int(stamp.group(1)):02d}-{int(stamp.group(2)):02d}" if stamp else None
+    up_to_date = (
+        f"{stamp.group(3)}-{int(stamp.group(1)):02d}-{int(stamp.group(2)):02d}" if stamp else None
+    )
 
     reader = _PageReader(part, source)
-    root = reader.add(RawNode(f"Part {part}", "part", None, title.title() if title.isupper() else title, ""))
+    if title.isupper():
+        title = title.capitalize()
+    root = reader.add(RawNode(f"Part {part}", "part", None, title, ""))
     reader.walk(part_el, root)
     sections = {n.id for n in reader.nodes if n.kind == "section"}
     missing = [s for s in toc if s not in sections]
@@ -461,7 +513,9 @@ def parse_page(html: str, source: str, sha256: str = "") -> PartPage:
         )
     if not sections:
         raise IngestError(f"{source}: the page holds no sections")
-    return PartPage(part, root.title or "", url, source, up_to_date, sha256, tuple(reader.nodes), toc)
+    return PartPage(
+        part, root.title or "", url, source, up_to_date, sha256, tuple(reader.nodes), toc
+    )
 
 
 def load_page(source: str, timeout: float = 30.0) -> PartPage:

@@ -163,9 +163,7 @@ def derive_depths(markers: Sequence[Marker | str]) -> list[int]:
         depth = options[0]
         if len(options) > 1 and index + 1 < len(items):
             nxt = items[index + 1]
-            fitting = [
-                d for d in options if _options([*open_levels[: d - 1], marker.text], nxt)
-            ]
+            fitting = [d for d in options if _options([*open_levels[: d - 1], marker.text], nxt)]
             depth = fitting[0] if fitting else depth
         del open_levels[depth - 1 :]
         open_levels.append(marker.text)
@@ -186,7 +184,11 @@ def _options(open_levels: list[str], marker: Marker) -> list[int]:
     options: list[int] = []
     if continuing and continuing[0] == deepest:
         options.append(deepest)
-    if deepest < len(LEVELS) and LEVELS[deepest] in kinds and ordinal(marker.text, LEVELS[deepest]) == 1:
+    if (
+        deepest < len(LEVELS)
+        and LEVELS[deepest] in kinds
+        and ordinal(marker.text, LEVELS[deepest]) == 1
+    ):
         options.append(deepest + 1)
     options.extend(d for d in continuing if d not in options)
     return options

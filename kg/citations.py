@@ -12,6 +12,7 @@ reference, so no reference points at a missing node.
 
 from __future__ import annotations
 
+import itertools
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -96,17 +97,18 @@ PATTERNS: Mapping[str, re.Pattern[str]] = {
         r"\b[Pp]arts?\s+(?P<parts>16[024](?:(?:,\s*|\s+(?:and|or)\s+(?:parts?\s+)?)16[024])*)\b"
         r"(?:\s+of\s+this\s+subchapter)?"
     ),
-    "external_cfr": re.compile(rf"\b(?P<title>\d{{1,2}})\s+CFR\s+(?:[Pp]arts?\s+)?[\dA-Za-z.]+(?:{_CHAIN})?"),
+    "external_cfr": re.compile(
+        rf"\b(?P<title>\d{{1,2}})\s+CFR\s+(?:[Pp]arts?\s+)?[\dA-Za-z.]+(?:{_CHAIN})?"
+    ),
     "external_usc": re.compile(rf"\b\d{{1,2}}\s+U\.S\.C\.\s+[\dA-Za-z–-]+(?:{_CHAIN})?"),
     "external_act": re.compile(
         r"\bsections?\s+\d[\dA-Za-z()–-]*(?:\s+(?:and|or|through)\s+\d[\dA-Za-z()–-]*)*"
         r"\s+of\s+(?:the\s+)?(?:Social Security Act|Act|PHS Act|Public Health Service Act|ERISA"
-        r"|Employee Retirement Income[^,;.]*|Foreign Service Act|Pub(?:lic|\.)\s*L(?:aw|\.)\s*\d+[–-]\d+)"
+        r"|Employee Retirement Income[^,;.]*|Foreign Service Act"
+        r"|Pub(?:lic|\.)\s*L(?:aw|\.)\s*\d+[–-]\d+)"
     ),
 }
-_CONTINUE = re.compile(
-    rf"{_SEP}(?:§\s*)?(?:{_SECT}(?P<chain>{_CHAIN})?|(?P<chain2>{_CHAIN}))"
-)
+_CONTINUE = re.compile(rf"{_SEP}(?:§\s*)?(?:{_SECT}(?P<chain>{_CHAIN})?|(?P<chain2>{_CHAIN}))")
 _SUFFIX_RE = re.compile(_SUFFIX)
 _RANGE_SEPS = ("through", "–", "-")
 
@@ -174,11 +176,7 @@ def extract(
     Returns:
         The references, in document order, and the citations that could not be resolved.
     """
-    terms: dict[str, list[str]] = {}
-    for node in tree:
-        if node.kind == "paragraph" and node.label and not kinds_of(node.label):
-            terms.setdefault(_term_key(node.label), []).append(node.id)
-    ctx = _Context(tree, terms)
+    ctx = _Context(tree, _terms(tree))
     for node in tree:
         if node.text:
             _node_refs(ctx, node.id, node.text, links.get(node.id, ()))
@@ -190,6 +188,28 @@ def extract(
             seen.add(key)
             unique.append(ref)
     return unique, ctx.unresolved
+
+
+def citations_in(
+    tree: RegulationTree, source: str, text: str, links: Sequence[Link] = ()
+) -> tuple[list[CrossRef], list[Unresolved]]:
+    """The references of one text read as if it stood at node ``source``.
+
+    Useful for text that is not in the tree (a case narrative quoting the law) and for tests.
+    """
+    if source not in tree:
+        raise KeyError(f"no node {source!r} in the regulation tree")
+    ctx = _Context(tree, _terms(tree))
+    _node_refs(ctx, source, text, links)
+    return ctx.refs, ctx.unresolved
+
+
+def _terms(tree: RegulationTree) -> dict[str, list[str]]:
+    terms: dict[str, list[str]] = {}
+    for node in tree:
+        if node.kind == "paragraph" and node.label and not kinds_of(node.label):
+            terms.setdefault(_term_key(node.label), []).append(node.id)
+    return terms
 
 
 def _term_key(term: str) -> str:
@@ -204,10 +224,18 @@ def _node_refs(ctx: _Context, source: str, text: str, links: Sequence[Link]) -> 
         if "cfr" in link.css.split():
             target, external, exact = link_target(link.href, tree)
             if external:
-                ctx.refs.append(CrossRef(source, None, link.start, link.end, link.text, True, "link"))
+                ctx.refs.append(
+                    CrossRef(source, None, link.start, link.end, link.text, True, "link")
+                )
             elif target is None:
                 ctx.unresolved.append(
-                    Unresolved(source, link.start, link.end, link.text, f"link to {link.href} names no node")
+                    Unresolved(
+                        source,
+                        link.start,
+                        link.end,
+                        link.text,
+                        f"link to {link.href} names no node",
+                    )
                 )
             elif exact:
                 ctx.refs.append(
@@ -232,8 +260,18 @@ def _node_refs(ctx: _Context, source: str, text: str, links: Sequence[Link]) -> 
             (item for item in link_items if start < item[0].end and end > item[0].start), None
         )
 
-    for kind in ("external_act", "external_usc", "cfr45", "cfr45part", "external_cfr", "section",
-                 "paragraph", "subpart", "part", "bare"):
+    for kind in (
+        "external_act",
+        "external_usc",
+        "cfr45",
+        "cfr45part",
+        "external_cfr",
+        "paragraph",
+        "section",
+        "subpart",
+        "part",
+        "bare",
+    ):
         for m in PATTERNS[kind].finditer(text):
             if not free(m.start(), m.end()):
                 continue
@@ -241,8 +279,10 @@ def _node_refs(ctx: _Context, source: str, text: str, links: Sequence[Link]) -> 
                 if kind == "external_cfr" and m.group("title") == "45":
                     continue
                 taken.append((m.start(), m.end()))
-                if not any(l.start < m.end() and m.start() < l.end for l in links):
-                    ctx.refs.append(CrossRef(source, None, m.start(), m.end(), m.group(0), True, "text"))
+                if not any(k.start < m.end() and m.start() < k.end for k in links):
+                    ctx.refs.append(
+                        CrossRef(source, None, m.start(), m.end(), m.group(0), True, "text")
+                    )
                 continue
             end = _phrase(ctx, kind, m, source, text, overlaps_link, pending)
             taken.append((m.start(), end))
@@ -276,9 +316,13 @@ def _phrase(
             if overlaps_link(m.start(), m.end()):
                 continue
             if target in tree:
-                ctx.refs.append(CrossRef(source, target, m.start(), m.end(), m.group(0), False, "text"))
+                ctx.refs.append(
+                    CrossRef(source, target, m.start(), m.end(), m.group(0), False, "text")
+                )
             else:
-                ctx.unresolved.append(Unresolved(source, m.start(), m.end(), m.group(0), f"no {target}"))
+                ctx.unresolved.append(
+                    Unresolved(source, m.start(), m.end(), m.group(0), f"no {target}")
+                )
         return m.end()
 
     items = [
@@ -302,8 +346,13 @@ def _phrase(
             item = _Item(c.start("sec"), c.end(), section, _chain(c.group("chain")))
         else:
             chain = _chain(c.group("chain2"))
-            item = _Item(c.start("chain2"), c.end(), prev.section, continue_path(prev.labels, chain),
-                         relative=prev.relative)
+            item = _Item(
+                c.start("chain2"),
+                c.end(),
+                prev.section,
+                continue_path(prev.labels, chain),
+                relative=prev.relative,
+            )
         item.range_from_previous = sep in _RANGE_SEPS or sep.endswith("through")
         items.append(item)
         pos = c.end()
@@ -311,7 +360,9 @@ def _phrase(
     # Where a relative citation ("paragraph (a)(1)") is read from, most likely first.
     bases: list[tuple[str, list[str]]] = []
     own_section = _section_of(tree, source)
-    own_definitions = [d for d in (_definition_of(tree, source), _layout_definition_of(tree, source)) if d]
+    own_definitions = [
+        d for d in (_definition_of(tree, source), _layout_definition_of(tree, source)) if d
+    ]
     end = pos
     if suffix and kind == "paragraph":
         end = suffix.end()
@@ -351,20 +402,38 @@ def _phrase(
         found = _candidates(tree, item, bases)
         if not found:
             cited = "".join(f"({x})" for x in item.labels)
-            where = ", ".join(
-                sec + "".join(f"({x})" for x in pre) for sec, pre in bases if sec
-            ) if item.relative else item.section
+            where = (
+                ", ".join(sec + "".join(f"({x})" for x in pre) for sec, pre in bases if sec)
+                if item.relative
+                else item.section
+            )
             ctx.unresolved.append(
-                Unresolved(source, item.start, item.end, phrase_text, f"no node {cited} in {where or '?'}")
+                Unresolved(
+                    source, item.start, item.end, phrase_text, f"no node {cited} in {where or '?'}"
+                )
             )
             continue
         item.target, item.exact = found[0]
         ctx.refs.append(
-            CrossRef(source, item.target, item.start, item.end, text[item.start : item.end], False,
-                     "text", item.exact)
+            CrossRef(
+                source,
+                item.target,
+                item.start,
+                item.end,
+                text[item.start : item.end],
+                False,
+                "text",
+                item.exact,
+            )
         )
-    for before, after in zip(items, items[1:], strict=False):
-        if after.range_from_previous and before.target and after.target and before.exact and after.exact:
+    for before, after in itertools.pairwise(items):
+        if (
+            after.range_from_previous
+            and before.target
+            and after.target
+            and before.exact
+            and after.exact
+        ):
             _expand_range(ctx, source, before, after, text)
     return end
 

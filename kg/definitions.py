@@ -179,7 +179,9 @@ class Definitions:
 
 
 #: What a term-labelled paragraph says when it defines its term.
-DEFINING_CUES = re.compile(r"\b(?:means|mean|stands for|is defined|includes|has the meaning|refers to)\b")
+DEFINING_CUES = re.compile(
+    r"\b(?:means|mean|stands for|is defined|includes|has the meaning|refers to)\b"
+)
 
 
 def term_forms(label: str, text: str) -> list[str]:
@@ -196,12 +198,14 @@ def term_forms(label: str, text: str) -> list[str]:
     forms.extend(p.strip() for p in re.split(r"\s+or\s+", base) if p.strip())
     if acronym:
         forms.append(acronym.group(2))
-    after = text[len(label):] if text.startswith(label) else ""
+    after = text[len(label) :] if text.startswith(label) else ""
     inline = re.match(r"^:?\s*\(([A-Z]{2,})\)", after)
     if inline:
         forms.append(inline.group(1))
     if label.isupper():
-        expansion = re.match(r"^:?\s*(?:means|stands for)\s+(?:the\s+)?([A-Z][^.;:]{3,80}?)\.?$", after.strip())
+        expansion = re.match(
+            r"^:?\s*(?:means|stands for)\s+(?:the\s+)?([A-Z][^.;:]{3,80}?)\.?$", after.strip()
+        )
         if expansion:
             forms.append(expansion.group(1).strip())
     unique: list[str] = []
@@ -227,7 +231,9 @@ def _scope_for(tree: RegulationTree, node_id: str, cache: dict[str, str]) -> str
     holder = node.parent or ROOT_ID
     if holder not in cache:
         opening = tree[holder].text.split("\n")[0]
-        if tree[holder].kind == "section" or not any(re.search(c, opening, re.I) for c, _ in SCOPE_CUES):
+        if tree[holder].kind == "section" or not any(
+            re.search(c, opening, re.I) for c, _ in SCOPE_CUES
+        ):
             section = tree.section_of(node_id)
             cache[holder] = _scope_of(tree, section.id) if section else ROOT_ID
         else:
@@ -250,6 +256,31 @@ def _scope_from_text(tree: RegulationTree, at: str, opening: str) -> str:
     return part.id if part is not None else ROOT_ID
 
 
+def definition_text(tree: RegulationTree, term_node: str) -> str:
+    """A definition's full text: the term's paragraph and the paragraphs that follow it.
+
+    Read in document order, up to the next defined term or the end of the list that holds
+    it, so that a paragraph whose id names the wrong term (``160.103(ANSI)(1)``, the first
+    paragraph of "Business associate") is read where the page shows it.
+    """
+    from privacy_checklist.ingest.ecfr import split_labels
+
+    node = tree[term_node]
+    holder = node.parent or ROOT_ID
+    following = sorted(
+        (n for n in tree.descendants(holder) if n.order > node.order), key=lambda n: n.order
+    )
+    lines = [node.text]
+    for other in following:
+        if is_term_label(other.label):
+            break
+        labels = split_labels(other.id)[1]
+        terms = [i for i, label in enumerate(labels) if is_term_label(label)]
+        level = len(labels) - (terms[-1] + 1 if terms else 0)
+        lines.append("  " * level + f"({other.label}) {other.text}".rstrip())
+    return "\n".join(line for line in lines if line)
+
+
 def extract_definitions(tree: RegulationTree) -> Definitions:
     """Every term defined by a term-labelled paragraph, one :class:`Definition` per term form."""
     items: list[Definition] = []
@@ -260,7 +291,7 @@ def extract_definitions(tree: RegulationTree) -> Definitions:
         if not _is_definition(tree, node.id):
             continue
         scope = _scope_for(tree, node.id, scopes)
-        text = tree.subtree_text(node.id)
+        text = definition_text(tree, node.id)
         for form in term_forms(node.label or "", node.text):
             items.append(Definition(form, node.id, scope, text))
     return Definitions(items)

@@ -106,7 +106,10 @@ class KnowledgeBase:
                 "to_ancestor": sum(1 for r in internal_refs if not r.exact),
                 "unresolved": len(self.unresolved),
             },
-            "definitions": {"total": len(self.definitions), "by_section": self.definitions.by_section()},
+            "definitions": {
+                "total": len(self.definitions),
+                "by_section": self.definitions.by_section(),
+            },
             "anomalies": dict(Counter(a.kind for a in self.tree.anomalies)),
             "sources": [
                 {k: s.get(k) for k in ("part", "url", "up_to_date", "sha256")}
@@ -143,7 +146,12 @@ class KnowledgeBase:
         graph = nx.MultiDiGraph(name="HIPAA regulation tree")
         for n in self.tree:
             graph.add_node(
-                n.id, kind=n.kind, title=n.title or "", text=n.text, label=n.label or "", depth=n.depth
+                n.id,
+                kind=n.kind,
+                title=n.title or "",
+                text=n.text,
+                label=n.label or "",
+                depth=n.depth,
             )
         for n in self.tree:
             if n.parent is not None:
@@ -151,8 +159,14 @@ class KnowledgeBase:
         for r in self.refs:
             if not r.external and r.target is not None:
                 graph.add_edge(
-                    r.source, r.target, type="cites", start=r.start, end=r.end, text=r.text,
-                    via=r.via, exact=r.exact,
+                    r.source,
+                    r.target,
+                    type="cites",
+                    start=r.start,
+                    end=r.end,
+                    text=r.text,
+                    via=r.via,
+                    exact=r.exact,
                 )
         return graph
 
@@ -169,8 +183,14 @@ class KnowledgeBase:
         def iri(node_id: str) -> URIRef:
             return URIRef(NODE_BASE + urllib.parse.quote(node_id, safe="().,"))
 
-        kinds = {"root": pc.Regulation, "part": pc.Part, "subpart": pc.Subpart,
-                 "section": pc.Section, "appendix": pc.Appendix, "paragraph": pc.Paragraph}
+        kinds = {
+            "root": pc.Regulation,
+            "part": pc.Part,
+            "subpart": pc.Subpart,
+            "section": pc.Section,
+            "appendix": pc.Appendix,
+            "paragraph": pc.Paragraph,
+        }
         add = graph.add
         for n in self.tree:
             me = iri(n.id)
@@ -197,7 +217,7 @@ class KnowledgeBase:
             me = URIRef(f"{NODE_BASE}definition/{index}")
             add((me, RDF.type, pc.Definition))
             add((me, RDFS.label, Literal(d.term)))
-            add((me, pc.term, Literal(d.term)))
+            add((me, pc["term"], Literal(d.term)))
             add((me, pc.definedAt, iri(d.node)))
             add((me, pc.scope, iri(d.scope)))
             add((me, pc.definitionText, Literal(d.text)))
@@ -214,6 +234,9 @@ class KnowledgeBase:
         out = Path(out).resolve()
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)
         try:
             self._write(tmp, graph_files)
             old: Path | None = None
@@ -240,13 +263,20 @@ class KnowledgeBase:
                 "format": FORMAT_VERSION,
                 "nodes": [
                     {
-                        "id": n.id, "parent": n.parent, "kind": n.kind, "title": n.title,
-                        "label": n.label, "text": n.text, "notes": list(n.notes),
+                        "id": n.id,
+                        "parent": n.parent,
+                        "kind": n.kind,
+                        "title": n.title,
+                        "label": n.label,
+                        "text": n.text,
+                        "notes": list(n.notes),
                     }
                     for n in self.tree
                 ],
-                "anomalies": [{"node": a.node, "kind": a.kind, "detail": a.detail}
-                              for a in self.tree.anomalies],
+                "anomalies": [
+                    {"node": a.node, "kind": a.kind, "detail": a.detail}
+                    for a in self.tree.anomalies
+                ],
             },
         )
         dump(
@@ -255,14 +285,21 @@ class KnowledgeBase:
                 "format": FORMAT_VERSION,
                 "refs": [r.to_json() for r in self.refs],
                 "unresolved": [
-                    {"source": u.source, "start": u.start, "end": u.end, "text": u.text,
-                     "reason": u.reason}
+                    {
+                        "source": u.source,
+                        "start": u.start,
+                        "end": u.end,
+                        "text": u.text,
+                        "reason": u.reason,
+                    }
                     for u in self.unresolved
                 ],
             },
         )
-        dump("definitions.json", {"format": FORMAT_VERSION,
-                                  "definitions": [d.to_json() for d in self.definitions]})
+        dump(
+            "definitions.json",
+            {"format": FORMAT_VERSION, "definitions": [d.to_json() for d in self.definitions]},
+        )
         dump("provenance.json", self.provenance)
         if graph_files:
             import networkx as nx
@@ -281,7 +318,9 @@ def _read_json(directory: Path, name: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise KnowledgeBaseError(f"{path} is damaged ({exc}); rebuild it with pcheck ingest") from exc
+        raise KnowledgeBaseError(
+            f"{path} is damaged ({exc}); rebuild it with pcheck ingest"
+        ) from exc
 
 
 def load(directory: Path | str | None = None) -> KnowledgeBase:
@@ -296,8 +335,8 @@ def load(directory: Path | str | None = None) -> KnowledgeBase:
     tree_data = _read_json(directory, "tree.json")
     if tree_data.get("format") != FORMAT_VERSION:
         raise KnowledgeBaseError(
-            f"{directory}: format {tree_data.get('format')!r}, this version reads {FORMAT_VERSION}; "
-            "rebuild it with pcheck ingest"
+            f"{directory}: format {tree_data.get('format')!r}, this version reads "
+            f"{FORMAT_VERSION}; rebuild it with pcheck ingest"
         )
     rows = tree_data["nodes"]
     children: dict[str, list[str]] = {row["id"]: [] for row in rows}
@@ -309,21 +348,36 @@ def load(directory: Path | str | None = None) -> KnowledgeBase:
         parent = row["parent"]
         depth = 0 if parent is None else nodes[parent].depth + 1
         nodes[row["id"]] = Node(
-            row["id"], row["kind"], parent, row["title"], row["text"], row["label"], depth, order,
-            tuple(children[row["id"]]), tuple(row.get("notes", ())),
+            row["id"],
+            row["kind"],
+            parent,
+            row["title"],
+            row["text"],
+            row["label"],
+            depth,
+            order,
+            tuple(children[row["id"]]),
+            tuple(row.get("notes", ())),
         )
     anomalies = [Anomaly(a["node"], a["kind"], a["detail"]) for a in tree_data.get("anomalies", [])]
     ref_data = _read_json(directory, "references.json")
     refs = [CrossRef(**r) for r in ref_data["refs"]]
     unresolved = [Unresolved(**u) for u in ref_data.get("unresolved", [])]
-    definitions = Definitions(Definition(**d) for d in _read_json(directory, "definitions.json")["definitions"])
+    definitions = Definitions(
+        Definition(**d) for d in _read_json(directory, "definitions.json")["definitions"]
+    )
     provenance = _read_json(directory, "provenance.json")
-    missing = [r for r in refs if (r.target is not None and r.target not in nodes) or r.source not in nodes]
+    missing = [
+        r for r in refs if (r.target is not None and r.target not in nodes) or r.source not in nodes
+    ]
     if missing:
-        raise KnowledgeBaseError(f"{directory}: {len(missing)} reference(s) point at missing nodes, "
-                                 f"first {missing[0].source} -> {missing[0].target}; rebuild it")
-    return KnowledgeBase(RegulationTree(nodes, anomalies), refs, definitions, provenance, unresolved,
-                         directory)
+        raise KnowledgeBaseError(
+            f"{directory}: {len(missing)} reference(s) point at missing nodes, "
+            f"first {missing[0].source} -> {missing[0].target}; rebuild it"
+        )
+    return KnowledgeBase(
+        RegulationTree(nodes, anomalies), refs, definitions, provenance, unresolved, directory
+    )
 
 
 def build(
@@ -345,8 +399,14 @@ def build(
     provenance = {
         "builder": BUILDER,
         "sources": [
-            {"part": p.part, "title": p.title, "url": p.url, "source": _portable(p.source),
-             "up_to_date": p.up_to_date, "sha256": p.sha256}
+            {
+                "part": p.part,
+                "title": p.title,
+                "url": p.url,
+                "source": _portable(p.source),
+                "up_to_date": p.up_to_date,
+                "sha256": p.sha256,
+            }
             for p in pages
         ],
         "licence": "US federal regulation text (45 CFR), public domain",

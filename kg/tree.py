@@ -42,9 +42,10 @@ class Node:
         if self.kind == "root":
             return "HIPAA (45 CFR Parts 160, 162 and 164)"
         if self.kind in ("part", "subpart", "appendix"):
-            return f"{self.id.split(' Subpart ')[-1] if self.kind == 'subpart' else self.id}" + (
-                f" — {self.title}" if self.title else ""
+            name = (
+                "Subpart " + self.id.split(" Subpart ")[-1] if self.kind == "subpart" else self.id
             )
+            return name + (f" — {self.title}" if self.title else "")
         if self.kind == "section":
             return f"§ {self.id} {self.title or ''}".rstrip()
         if self.label and self.label.isalnum() and len(self.label) <= 5:
@@ -202,7 +203,9 @@ def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
                 )
             if not node.term and labels and not node.flat and not label_kind_ok(labels):
                 anomalies.append(
-                    Anomaly(node.id, "marker-kind", f"labels {labels} do not follow a, 1, i, A, 1, i")
+                    Anomaly(
+                        node.id, "marker-kind", f"labels {labels} do not follow a, 1, i, A, 1, i"
+                    )
                 )
             layout_parent = node.dom_parent
             if node.flat:
@@ -223,8 +226,17 @@ def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
         children.setdefault(node_id, [])
         children.setdefault(parents[node_id], []).append(node_id)
     nodes: dict[str, Node] = {
-        ROOT_ID: Node(ROOT_ID, "root", None, "HIPAA Administrative Simplification", "", None, 0, 0,
-                      tuple(children[ROOT_ID]))
+        ROOT_ID: Node(
+            ROOT_ID,
+            "root",
+            None,
+            "HIPAA Administrative Simplification",
+            "",
+            None,
+            0,
+            0,
+            tuple(children[ROOT_ID]),
+        )
     }
     depth = {ROOT_ID: 0}
     for index, node_id in enumerate(order, start=1):

@@ -1,0 +1,416 @@
+"""``pcheck``: the command line of privacy-checklist.
+
+Every subcommand reads the knowledge base given by ``--kb DIR`` (or ``$PCHECK_KB``), by default
+the one that ships inside the package, so it works with no network and no ``../shared``.
+Errors print one line on stderr and exit 1; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.ingest.ecfr import LIVE_URLS, IngestError, load_page
+from privacy_checklist.kg import kb as kbmod
+from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
+
+DEMO_NODE = "164.502(a)(1)(i)"
+DEFAULT_OUT = "privacy-checklist-kb"
+WIDTH = 100
+
+
+class CliError(Exception):
+    """An error to print as one line."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _load(args: argparse.Namespace) -> KnowledgeBase:
+    where = args.kb or os.environ.get("PCHECK_KB") or None
+    return kbmod.load(where)
+
+
+def _wrap(text: str, indent: str = "  ") -> str:
+    lines = []
+    for para in text.split("\n"):
+        lines.append(
+            textwrap.fill(para, WIDTH, initial_indent=indent, subsequent_indent=indent) or indent
+        )
+    return "\n".join(lines)
+
+
+def _default_sources() -> list[str]:
+    """The saved pages in ../shared/data/hipaa when there, else the live eCFR pages."""
+    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        folder = base.parent / "shared" / "data" / "hipaa"
+        pages = sorted(folder.glob("ecfr-title45-part*.html"))
+        if pages:
+            return [str(p) for p in pages]
+    return list(LIVE_URLS.values())
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    sources = kbmod.iter_sources(args.source or _default_sources())
+    out = Path(args.out or args.kb or DEFAULT_OUT)
+    pages = []
+    bar = tqdm(sources, desc="reading eCFR pages", unit="page", file=sys.stderr, disable=None)
+    for source in bar:
+        bar.set_postfix_str(Path(source).name if "://" not in source else source.rsplit("/", 1)[-1])
+        pages.append(load_page(source, timeout=args.timeout))
+    steps = tqdm(total=4, desc="building", unit="step", file=sys.stderr, disable=None)
+
+    def progress(message: str) -> None:
+        steps.set_postfix_str(message)
+        steps.update(1)
+
+    try:
+        built = kbmod.build(pages, progress=progress)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    progress("saving")
+    built.save(out)
+    steps.close()
+    stats = built.stats()
+    refs = stats["references"]
+    print(
+        f"Built {out}: {stats['nodes']} nodes ({stats['internal_nodes']} internal, "
+        f"{stats['leaves']} leaves), {refs['internal']} internal and {refs['external']} external "
+        f"references, {refs['unresolved']} unresolved, {stats['definitions']['total']} definitions."
+    )
+    if not args.kb and Path(out).resolve() != kbmod.builtin_path().resolve():
+        print(f"Use it with: pcheck --kb {out} ...   (or export PCHECK_KB={out})")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    stats = kb.stats()
+    if args.json:
+        _print_json(stats)
+        return 0
+    refs = stats["references"]
+    rows = [
+        ("nodes", stats["nodes"]),
+        *[(f"  {kind}", count) for kind, count in stats["nodes_by_kind"].items()],
+        ("leaves", stats["leaves"]),
+        ("internal nodes", stats["internal_nodes"]),
+        ("subsumption (parent-child) edges", stats["subsumption_edges"]),
+        ("internal references", refs["internal"]),
+        *[(f"  via {via}", count) for via, count in refs["by_via"].items()],
+        ("  to the nearest existing ancestor", refs["to_ancestor"]),
+        ("external references", refs["external"]),
+        ("unresolved citations", refs["unresolved"]),
+        ("definitions", stats["definitions"]["total"]),
+        *[(f"  in § {sec}", n) for sec, n in stats["definitions"]["by_section"].items()],
+        ("repaired or odd places in the pages", sum(stats["anomalies"].values())),
+    ]
+    print(f"Knowledge base: {kb.path}")
+    for source in stats["sources"]:
+        print(f"  Part {source['part']}: {source['url']} (up to date as of {source['up_to_date']})")
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value:>6}")
+    return 0
+
+
+def node_report(kb: KnowledgeBase, node_id: str) -> dict[str, Any]:
+    """What ``pcheck show`` prints, as data."""
+    node = kb.node(node_id)
+    tree = kb.tree
+    path = tree.path(node.id)
+    own_terms = kb.definitions.uses(node.text, node.id, tree)
+    seen = {u.definition.node for u in own_terms}
+    inherited = []
+    for ancestor in path[:-1]:
+        for use in kb.definitions.uses(ancestor.text, node.id, tree):
+            if use.definition.node not in seen:
+                seen.add(use.definition.node)
+                inherited.append((ancestor.id, use))
+
+    def ref_json(ref: Any) -> dict[str, Any]:
+        return ref.to_json()
+
+    def definition_json(use: Any, where: str) -> dict[str, Any]:
+        return {
+            "term": use.term,
+            "in": where,
+            "start": use.start,
+            "end": use.end,
+            **use.definition.to_json(),
+        }
+
+    return {
+        "id": node.id,
+        "kind": node.kind,
+        "title": node.title,
+        "text": node.text,
+        "path": [{"id": n.id, "heading": n.heading_line(), "title": n.title} for n in path],
+        "children": list(node.children),
+        "notes": list(node.notes),
+        "refs_out": [ref_json(r) for r in kb.refs_out.get(node.id, [])],
+        "refs_in": [ref_json(r) for r in kb.refs_in.get(node.id, [])],
+        "definitions": [definition_json(u, node.id) for u in own_terms]
+        + [definition_json(u, where) for where, u in inherited],
+    }
+
+
+def print_node(kb: KnowledgeBase, node_id: str, spec: bool = False) -> None:
+    report = node_report(kb, node_id)
+    print(f"{report['id']}  ({report['kind']})")
+    print(
+        "Path: "
+        + " › ".join(
+            p["heading"] + (f" {p['title']}" if p["title"] and p["heading"].startswith("(") else "")
+            for p in report["path"]
+        )
+    )
+    if report["title"]:
+        print(f"Heading: {report['title']}")
+    print("Text:")
+    print(_wrap(report["text"]) if report["text"] else "  (no text of its own)")
+    if report["children"]:
+        print(
+            f"Children ({len(report['children'])}): "
+            + ", ".join(report["children"][:12])
+            + (" ..." if len(report["children"]) > 12 else "")
+        )
+    if spec:
+        print("Full specification (root to node):")
+        for line in kb.full_specification(report["id"]).split("\n"):
+            indent = "  " + " " * (len(line) - len(line.lstrip(" ")))
+            print(
+                textwrap.fill(
+                    line.strip(), WIDTH, initial_indent=indent, subsequent_indent=indent + "  "
+                )
+            )
+    print(f"References out ({len(report['refs_out'])}):")
+    for ref in report["refs_out"]:
+        target = ref["target"] or "(outside 45 CFR 160-164)"
+        flag = "" if ref["exact"] else "  [cited paragraph missing: nearest ancestor]"
+        print(f"  → {target:<34} “{ref['text']}” [{ref['start']}:{ref['end']}] {ref['via']}{flag}")
+    print(f"References in ({len(report['refs_in'])}):")
+    for ref in report["refs_in"][:40]:
+        print(f"  ← {ref['source']:<34} “{ref['text']}”")
+    if len(report["refs_in"]) > 40:
+        print(f"  ... and {len(report['refs_in']) - 40} more (use --json)")
+    print(f"Definitions of the terms it uses ({len(report['definitions'])}):")
+    for d in report["definitions"]:
+        where = "" if d["in"] == report["id"] else f" (used in {d['in']})"
+        lines = d["text"].split("\n")
+        print(f"  {d['term']}{where} — {d['node']}, in force for {d['scope']}:")
+        for line in lines[:6]:
+            print(_wrap(line if len(line) < 400 else line[:400] + " ...", "      "))
+        if len(lines) > 6:
+            print(f"      ... ({len(lines) - 6} more paragraphs: pcheck show '{d['node']}')")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    try:
+        if args.json:
+            _print_json(node_report(kb, args.id))
+        else:
+            print_node(kb, args.id, spec=args.spec)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from exc
+    return 0
+
+
+def cmd_define(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    try:
+        definition = kb.define(args.term, args.at)
+    except KeyError as exc:
+        raise CliError(exc.args[0]) from exc
+    if args.json:
+        _print_json(definition.to_json())
+    else:
+        print(f"{definition.term} — {definition.node}, in force for {definition.scope}")
+        print(_wrap(definition.text))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        if args.format == "json":
+            tmp.write_text(
+                json.dumps(kb.export_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+            )
+        elif args.format == "graphml":
+            import networkx as nx
+
+            nx.write_graphml(kb.to_networkx(), tmp)
+        else:
+            kb.to_rdf().serialize(destination=tmp, format="turtle")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(f"Wrote {out} ({args.what}, {args.format}, {out.stat().st_size:,} bytes)")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The main job on the built-in knowledge base."""
+    print("== The knowledge base")
+    cmd_stats(argparse.Namespace(kb=args.kb, json=False))
+    print()
+    print(f"== One paragraph: {DEMO_NODE}")
+    print_node(_load(args), DEMO_NODE, spec=True)
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+EPILOG = """examples:
+  pcheck stats                          counts of the built-in knowledge base
+  pcheck show "164.502(a)(1)(i)"        a paragraph, its path, references and definitions
+  pcheck define "health care operations" --at "164.506(c)(1)"
+  pcheck ingest --source ../shared/data/hipaa --out my-kb
+  pcheck --kb my-kb export --what tree --format ttl --out hipaa.ttl
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pcheck",
+        description="privacy-checklist: HIPAA as a knowledge graph for Contextual Integrity "
+        "checks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kb",
+        metavar="DIR",
+        default=None,
+        help="knowledge base directory (default: $PCHECK_KB, else the built-in one)",
+    )
+    parser.add_argument("--version", action="version", version="pcheck 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "ingest",
+        help="build a knowledge base from eCFR part pages (files or URLs)",
+        description="Read eCFR pages of 45 CFR Parts 160, 162 and 164 (saved .html files, a folder "
+        "of them, or the live URLs) and build a knowledge base: the regulation tree, "
+        "cross-references and definitions. The build happens in a temporary folder; the "
+        "previous knowledge base at --out is replaced only when the new one is complete.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="default sources: ../shared/data/hipaa/*.html when present, else\n  "
+        + "\n  ".join(LIVE_URLS.values()),
+    )
+    p.add_argument(
+        "--source",
+        nargs="+",
+        metavar="PATH_OR_URL",
+        help="part pages: .html files, folders of them, or https:// URLs",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help=f"where to write the knowledge base (default: --kb, else ./{DEFAULT_OUT})",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds to wait for a URL (default: 30)",
+    )
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser(
+        "stats",
+        help="counts: nodes, references, definitions",
+        description="Counts of the knowledge base: nodes by kind, leaves, internal "
+        "nodes, subsumption edges, internal and external references, unresolved "
+        "citations, definitions by section.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser(
+        "show",
+        help="one node: path, text, references, definitions",
+        description="Show a node (a paragraph id such as 164.502(a)(1)(i), a section "
+        "such as 164.502, 'Part 164 Subpart E'): its path, heading, text, references "
+        "out and in, and the definitions of the defined terms it uses.",
+    )
+    p.add_argument("id", help="node id, e.g. '164.502(a)(1)(i)' (quote the parentheses)")
+    p.add_argument(
+        "--spec", action="store_true", help="also print the full specification, root to node"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "define",
+        help="the definition of a term in force at a node",
+        description="Look up a defined term; with --at, the definition in force at "
+        "that node (the narrowest scope that contains it).",
+    )
+    p.add_argument("term", help="a defined term, e.g. 'covered entity' (plurals work)")
+    p.add_argument("--at", metavar="ID", default=None, help="node where the term is read")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_define)
+
+    p = sub.add_parser(
+        "export",
+        help="write the tree as JSON, GraphML or Turtle",
+        description="Export the regulation tree with its references and definitions. "
+        "JSON: {nodes: [{id, parent, kind, title, text}], refs: [{source, target, start, "
+        "end, text, external}], definitions: [{term, node, scope, text}]}.",
+    )
+    p.add_argument(
+        "--what", choices=["tree"], default="tree", help="what to export (default: tree)"
+    )
+    p.add_argument("--format", choices=["json", "graphml", "ttl"], required=True)
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "demo",
+        help="the main job on the built-in knowledge base",
+        description="Print the knowledge base's summary and one paragraph "
+        f"({DEMO_NODE}) with its path, references and definitions.",
+    )
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (CliError, IngestError, KnowledgeBaseError) as exc:
+        print(f"pcheck {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"pcheck {args.command}: interrupted; nothing was changed", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""Shared fixtures: the real eCFR pages of ../shared/data and the knowledge bases built from them.
+
+Tests that need ../shared/data skip with a clear reason when it is missing on a developer's
+machine, and fail in CI (CI=true), where it must be there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from privacy_checklist.ingest.ecfr import PartPage, load_page
+from privacy_checklist.kg import kb as kbmod
+
+REPO = Path(__file__).resolve().parents[1]
+PARTS = ("160", "162", "164")
+
+
+def shared_data_dir() -> Path | None:
+    env = os.environ.get("PRIVACY_CHECKLIST_SHARED")
+    candidates = [Path(env)] if env else []
+    candidates += [REPO.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"]
+    for candidate in candidates:
+        if (candidate / "hipaa").is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    found = shared_data_dir()
+    if found is None:
+        message = "../shared/data is missing (set PRIVACY_CHECKLIST_SHARED to its path)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(scope="session")
+def page_paths(shared: Path) -> list[Path]:
+    return [shared / "hipaa" / f"ecfr-title45-part{part}.html" for part in PARTS]
+
+
+@pytest.fixture(scope="session")
+def pages(page_paths: list[Path]) -> list[PartPage]:
+    return [load_page(str(p)) for p in page_paths]
+
+
+@pytest.fixture(scope="session")
+def built(pages: list[PartPage]) -> kbmod.KnowledgeBase:
+    """A knowledge base built now from ../shared/data/hipaa."""
+    return kbmod.build(pages)
+
+
+@pytest.fixture(scope="session")
+def shipped() -> kbmod.KnowledgeBase:
+    """The knowledge base that ships inside the package."""
+    return kbmod.load()
