@@ -68,8 +68,10 @@ def variants(term: str) -> list[str]:
             out.append(form + "s")
         elif re.search(r"[^aeiou]y$", form):
             out.append(form[:-1] + "ies")
-        elif re.search(r"(s|x|ch|sh)$", form):
+        elif re.search(r"(ss|x|ch|sh)$", form):
             out.append(form + "es")
+        elif form.endswith("s"):
+            continue  # already plural: "Psychotherapy notes"
         else:
             out.append(form + "s")
     return out

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from privacy_checklist.ingest.ecfr import PartPage, load_page
 from privacy_checklist.kg import kb as kbmod
 

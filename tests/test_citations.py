@@ -8,6 +8,7 @@ from pathlib import Path
 
 import lxml.html
 import pytest
+
 from privacy_checklist.kg.citations import citations_in
 from privacy_checklist.kg.kb import KnowledgeBase
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from privacy_checklist.ingest.ecfr import (
     IngestError,
     PartPage,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from privacy_checklist.ingest.markers import (
     ARABIC,
     ITALIC_ARABIC,

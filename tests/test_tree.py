@@ -7,6 +7,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+
 from privacy_checklist.ingest.ecfr import split_labels
 from privacy_checklist.kg.kb import KnowledgeBase
 

@@ -1,0 +1,108 @@
+"""Benchmark: ingest the three eCFR parts, and load the built knowledge base.
+
+Each measurement runs in a fresh Python process (so caches and memory do not carry over),
+five times; the table gives the median and the spread, and each process's peak resident
+memory. Targets on the project's 2-core machine: ingest at most 5 s, load at most 0.5 s.
+
+    python bench/ingest.py [--runs 5] [--shared ../shared/data] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TARGETS = {"ingest (parse + build)": 5.0, "ingest + save (JSON, GraphML, Turtle)": 5.0, "load": 0.5}
+
+
+def child(task: str, shared: Path) -> None:
+    """One measurement, printed as JSON: seconds and peak RSS of this process."""
+    from privacy_checklist.ingest.ecfr import load_page
+    from privacy_checklist.kg import kb as kbmod
+
+    pages = sorted((shared / "hipaa").glob("ecfr-title45-part*.html"))
+    start = time.perf_counter()
+    if task == "load":
+        kb = kbmod.load()
+        kb.refs_out  # noqa: B018 - build the indexes a command uses
+    else:
+        built = kbmod.build([load_page(str(p)) for p in pages])
+        if task == "save":
+            with tempfile.TemporaryDirectory() as tmp:
+                built.save(Path(tmp) / "kb")
+    seconds = time.perf_counter() - start
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": seconds, "peak_mb": peak_mb}))
+
+
+def measure(task: str, runs: int, shared: Path) -> dict[str, float]:
+    samples = []
+    for _ in range(runs):
+        result = subprocess.run(
+            [sys.executable, __file__, "--child", task, "--shared", str(shared)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        samples.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    times = [s["seconds"] for s in samples]
+    return {
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "peak_mb": max(s["peak_mb"] for s in samples),
+        "runs": runs,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (default 5)")
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=REPO.parent / "shared" / "data",
+        help="the shared data folder holding hipaa/*.html",
+    )
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.shared)
+        return 0
+    if not (args.shared / "hipaa").is_dir():
+        print(f"bench: {args.shared}/hipaa not found; pass --shared", file=sys.stderr)
+        return 1
+    results = {
+        "ingest (parse + build)": measure("ingest", args.runs, args.shared),
+        "ingest + save (JSON, GraphML, Turtle)": measure("save", args.runs, args.shared),
+        "load": measure("load", args.runs, args.shared),
+    }
+    print(
+        f"{'measurement':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'peak MB':>8} "
+        f"{'target s':>9}  ok"
+    )
+    for name, r in results.items():
+        ok = "yes" if r["median_s"] <= TARGETS[name] else "NO"
+        print(
+            f"{name:<40} {r['median_s']:>9.3f} {r['min_s']:>7.3f} {r['max_s']:>7.3f} "
+            f"{r['peak_mb']:>8.0f} {TARGETS[name]:>9.1f}  {ok}"
+        )
+    print(f"({args.runs} runs each, a fresh process per run; peak = max resident set size)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0 if all(r["median_s"] <= TARGETS[n] for n, r in results.items()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
