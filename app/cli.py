@@ -93,6 +93,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         f"{stats['leaves']} leaves), {refs['internal']} internal and {refs['external']} external "
         f"references, {refs['unresolved']} unresolved, {stats['definitions']['total']} definitions."
     )
+    for item in built.unresolved[:20]:
+        print(
+            f"unresolved citation in {item.source} [{item.start}:{item.end}] “{item.text}”: "
+            f"{item.reason}",
+            file=sys.stderr,
+        )
+    if len(built.unresolved) > 20:
+        print(f"... {len(built.unresolved) - 20} more in {out}/references.json", file=sys.stderr)
     if not args.kb and Path(out).resolve() != kbmod.builtin_path().resolve():
         print(f"Use it with: pcheck --kb {out} ...   (or export PCHECK_KB={out})")
     return 0
