@@ -8,7 +8,7 @@ the page's layout disagrees with its ids, is recorded as an :class:`Anomaly`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from privacy_checklist.ingest.ecfr import PartPage, RawNode, split_labels
@@ -159,19 +159,19 @@ class RegulationTree:
         """
         if section not in self.nodes:
             return None, False
-        for cut in range(len(labels), -1, -1):
-            candidate = section + "".join(f"({label})" for label in labels[:cut])
-            if candidate in self.nodes:
-                return candidate, cut == len(labels)
-        return section, not labels
+        return nearest_existing(self.nodes, section, labels)
 
 
-def _nearest(existing: dict[str, object], section: str, labels: list[str]) -> tuple[str, bool]:
-    for cut in range(len(labels) - 1, -1, -1):
+def nearest_existing(
+    existing: Container[str], section: str, labels: Sequence[str]
+) -> tuple[str, bool]:
+    """``section(labels...)`` if it exists, else its nearest existing ancestor (the section
+    at worst); the flag says whether the full path exists."""
+    for cut in range(len(labels), -1, -1):
         candidate = section + "".join(f"({label})" for label in labels[:cut])
         if candidate in existing:
-            return candidate, cut == len(labels) - 1
-    return section, not labels[:-1]
+            return candidate, cut == len(labels)
+    return section, not labels
 
 
 def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
@@ -194,7 +194,7 @@ def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
                 parents[node.id] = node.dom_parent or ROOT_ID
                 continue
             section, labels = split_labels(node.id)
-            parent, exact = _nearest(raw, section, labels)
+            parent, exact = nearest_existing(raw, section, labels[:-1])
             parents[node.id] = parent
             if not exact:
                 missing = section + "".join(f"({label})" for label in labels[:-1])
