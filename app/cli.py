@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.ecfr import LIVE_URLS, IngestError, load_page
+from privacy_checklist.ingest.ontology import OntologyError
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
 
@@ -56,6 +57,59 @@ def _default_sources() -> list[str]:
     return list(LIVE_URLS.values())
 
 
+def _default_ontologies() -> Path | None:
+    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        folder = base.parent / "shared" / "data" / "ontologies"
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def _phrases(args: argparse.Namespace) -> list[str]:
+    phrases = list(args.phrase or [])
+    if args.file:
+        try:
+            raw = Path(args.file).read_bytes() if args.file != "-" else sys.stdin.buffer.read()
+            text = raw.decode("utf-8")
+        except OSError as exc:
+            raise CliError(f"{args.file}: cannot read ({exc.strerror or exc})") from exc
+        except UnicodeDecodeError as exc:
+            raise CliError(f"{args.file}: not UTF-8 text (bad byte at offset {exc.start})") from exc
+        if "\x00" in text:
+            raise CliError(f"{args.file}: binary data, not one phrase a line")
+        phrases += [line.strip() for line in text.splitlines() if line.strip()]
+    if not phrases:
+        raise CliError("no phrase given: pass PHRASE... or --file F (one phrase a line)")
+    return phrases
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    kb = _load(args)
+    roles = args.graph == "roles"
+    resolver = kb.role_resolver(args.embeddings) if roles else kb.attribute_resolver(args.embeddings)
+    for phrase in _phrases(args):
+        matches = resolver.resolve(phrase, args.k)
+        if args.json:
+            rows = []
+            for m in matches:
+                row: dict[str, Any] = (
+                    {"role": m.target}
+                    if roles
+                    else {"attribute": m.matched, "information_type": m.target if m.reached else None}
+                )
+                row.update({"score": m.score, "path": list(m.path), "matched": m.matched, "via": m.via})
+                rows.append(row)
+            print(json.dumps({"phrase": phrase, "matches": rows}, ensure_ascii=False))
+            continue
+        shown = phrase if len(phrase) <= 80 else phrase[:77] + "..."
+        if not matches:
+            print(f"{shown}: no match")
+        for rank, m in enumerate(matches, start=1):
+            what = m.target if (roles or m.reached) else f"{m.matched} (no HIPAA information type)"
+            print(f"{shown}: {rank}. {what}  [{m.score:.2f}]  " + " → ".join(m.path[1:]))
+    return 0
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -73,15 +127,22 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for source in bar:
         bar.set_postfix_str(Path(source).name if "://" not in source else source.rsplit("/", 1)[-1])
         pages.append(load_page(source, timeout=args.timeout))
-    steps = tqdm(total=4, desc="building", unit="step", file=sys.stderr, disable=None)
+    steps = tqdm(total=6, desc="building", unit="step", file=sys.stderr, disable=None)
 
     def progress(message: str) -> None:
         steps.set_postfix_str(message)
         steps.update(1)
 
+    ontologies = Path(args.ontologies) if args.ontologies else _default_ontologies()
+    if ontologies is not None and not ontologies.is_dir():
+        raise CliError(f"{ontologies}: no such ontology folder (the DPV and OPPO .ttl files)")
+    if ontologies is None:
+        print("no ontology folder found: building without role and attribute graphs "
+              "(pass --ontologies DIR)", file=sys.stderr)
+    steps.total = 6 if ontologies is not None else 4
     try:
-        built = kbmod.build(pages, progress=progress)
-    except ValueError as exc:
+        built = kbmod.build(pages, progress=progress, ontologies=ontologies)
+    except (ValueError, RoleGraphError) as exc:
         raise CliError(str(exc)) from exc
     progress("saving")
     built.save(out)
@@ -338,6 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"where to write the knowledge base (default: --kb, else ./{DEFAULT_OUT})",
     )
     p.add_argument(
+        "--ontologies",
+        metavar="DIR",
+        help="folder of the DPV and OPPO .ttl files for the role and attribute graphs "
+        "(default: ../shared/data/ontologies when present)",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=30.0,
@@ -395,6 +462,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE")
     p.set_defaults(func=cmd_export)
 
+    for graph, what in (("roles", "regulatory roles"), ("attributes", "information types")):
+        group = sub.add_parser(
+            graph,
+            help=f"the {graph[:-1]} graph: resolve phrases to {what}",
+            description=f"Work with the {graph[:-1]} graph.",
+        )
+        actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+        p = actions.add_parser(
+            "resolve",
+            help=f"phrases to {what}, with the paths that justify them",
+            description=f"Resolve everyday phrases to {what}. Each match has a score and the "
+            "path from the phrase through the matched node up the graph. With --json: one JSON "
+            'object a line, {"phrase", "matches": [...]}; matches is empty when nothing fits.',
+        )
+        p.add_argument("phrase", nargs="*", help="phrases (quote each)")
+        p.add_argument("--file", metavar="F", help="read phrases from F, one a line ('-' = stdin)")
+        p.add_argument("-k", type=int, default=3, help="matches per phrase (default 3)")
+        p.add_argument("--json", action="store_true", help="one JSON object a line")
+        p.add_argument(
+            "--embeddings",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="fall back to embedding similarity for unknown words (default: on)",
+        )
+        p.set_defaults(func=cmd_resolve, graph=graph)
+
     p = sub.add_parser(
         "demo",
         help="the main job on the built-in knowledge base",
@@ -410,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (CliError, IngestError, KnowledgeBaseError) as exc:
+    except (CliError, IngestError, KnowledgeBaseError, RoleGraphError, OntologyError) as exc:
         print(f"pcheck {args.command}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ Only the JSON files are read by :func:`load`; GraphML and Turtle are for other t
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -29,13 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.ecfr import Link, PartPage
+from privacy_checklist.kg.attributes import attribute_resolver, build_attribute_graph
 from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_by
+from privacy_checklist.kg.concepts import ConceptGraph, Resolver, load_graph
+from privacy_checklist.kg.embeddings import embedding_fallback
+from privacy_checklist.kg.roles import build_role_graph, role_resolver, wordnet_nouns
 from privacy_checklist.kg.definitions import Definition, Definitions, extract_definitions
 from privacy_checklist.kg.tree import Anomaly, Node, RegulationTree, build_tree
 
 FORMAT_VERSION = 1
 BUILDER = "privacy-checklist ingest (format 1)"
 JSON_FILES = ("tree.json", "references.json", "definitions.json", "provenance.json")
+GRAPH_FILES = ("roles.json", "attributes.json", "nouns.txt.gz")
 VOCAB = "https://w3id.org/privacy-checklist/vocab#"
 NODE_BASE = "https://w3id.org/privacy-checklist/hipaa/"
 
@@ -59,6 +65,51 @@ class KnowledgeBase:
     provenance: dict[str, Any]
     unresolved: list[Unresolved] = field(default_factory=list)
     path: Path | None = None
+    built_roles: ConceptGraph | None = None
+    built_attributes: ConceptGraph | None = None
+    built_nouns: frozenset[str] | None = None
+
+    # ---------------------------------------------------------------- role and attribute graphs
+    def _graph_file(self, name: str) -> Path:
+        if self.path is None or not (self.path / name).exists():
+            raise KnowledgeBaseError(
+                f"this knowledge base has no {name}; rebuild it with pcheck ingest --ontologies DIR"
+            )
+        return self.path / name
+
+    @property
+    def has_graphs(self) -> bool:
+        if self.built_roles is not None:
+            return True
+        return self.path is not None and all((self.path / f).exists() for f in GRAPH_FILES)
+
+    @cached_property
+    def roles(self) -> ConceptGraph:
+        """The role graph (loaded on first use)."""
+        return self.built_roles or load_graph(self._graph_file("roles.json"))
+
+    @cached_property
+    def attributes(self) -> ConceptGraph:
+        """The attribute graph (loaded on first use)."""
+        return self.built_attributes or load_graph(self._graph_file("attributes.json"))
+
+    @cached_property
+    def nouns(self) -> frozenset[str]:
+        """WordNet's nouns: a phrase whose head is one of them but reaches no role is no role."""
+        if self.built_nouns is not None:
+            return self.built_nouns
+        with gzip.open(self._graph_file("nouns.txt.gz"), "rt", encoding="utf-8") as handle:
+            return frozenset(handle.read().split())
+
+    def role_resolver(self, embeddings: bool = False) -> Resolver:
+        """Resolves phrases to regulatory roles (``resolve_role``)."""
+        fallback = embedding_fallback(self.roles, "regulatory") if embeddings else None
+        return role_resolver(self.roles, self.nouns, fallback)
+
+    def attribute_resolver(self, embeddings: bool = False) -> Resolver:
+        """Resolves phrases to attributes and HIPAA information types (``resolve_attribute``)."""
+        fallback = embedding_fallback(self.attributes, "hipaa") if embeddings else None
+        return attribute_resolver(self.attributes, self.nouns, fallback)
 
     # ---------------------------------------------------------------- lookups
     @cached_property
@@ -111,6 +162,11 @@ class KnowledgeBase:
                 "by_section": self.definitions.by_section(),
             },
             "anomalies": dict(Counter(a.kind for a in self.tree.anomalies)),
+            **(
+                {"roles": self.roles.stats(), "attributes": self.attributes.stats()}
+                if self.has_graphs
+                else {}
+            ),
             "sources": [
                 {k: s.get(k) for k in ("part", "url", "up_to_date", "sha256")}
                 for s in self.provenance.get("sources", [])
@@ -301,6 +357,15 @@ class KnowledgeBase:
             {"format": FORMAT_VERSION, "definitions": [d.to_json() for d in self.definitions]},
         )
         dump("provenance.json", self.provenance)
+        if self.built_roles is not None and self.built_attributes is not None:
+            self.built_roles.save(directory, "roles", graph_files)
+            self.built_attributes.save(directory, "attributes", graph_files)
+            nouns = "\n".join(sorted(self.built_nouns or ())) + "\n"
+            (directory / "nouns.txt.gz").write_bytes(gzip.compress(nouns.encode("utf-8"), mtime=0))
+        elif self.path is not None and self.path != directory:
+            for name in GRAPH_FILES + ("roles.graphml", "roles.ttl", "attributes.graphml", "attributes.ttl"):
+                if (self.path / name).exists():
+                    shutil.copy2(self.path / name, directory / name)
         if graph_files:
             import networkx as nx
 
@@ -381,9 +446,18 @@ def load(directory: Path | str | None = None) -> KnowledgeBase:
 
 
 def build(
-    pages: Sequence[PartPage], progress: Callable[[str], None] | None = None
+    pages: Sequence[PartPage],
+    progress: Callable[[str], None] | None = None,
+    ontologies: Path | None = None,
 ) -> KnowledgeBase:
-    """Build a knowledge base in memory from parsed part pages."""
+    """Build a knowledge base in memory from parsed part pages.
+
+    Args:
+        pages: the eCFR part pages.
+        progress: called with the name of each step.
+        ontologies: the folder of DPV and OPPO files; with it the role and attribute graphs are
+            built too (WordNet for NLTK must be installed).
+    """
     say = progress or (lambda _msg: None)
     pages = sorted(pages, key=lambda p: p.part)
     parts = [p.part for p in pages]
@@ -411,7 +485,14 @@ def build(
         ],
         "licence": "US federal regulation text (45 CFR), public domain",
     }
-    return KnowledgeBase(tree, refs, definitions, provenance, unresolved)
+    kb = KnowledgeBase(tree, refs, definitions, provenance, unresolved)
+    if ontologies is not None:
+        say("role graph")
+        kb.built_roles = build_role_graph(tree, definitions)
+        say("attribute graph")
+        kb.built_attributes = build_attribute_graph(tree, ontologies)
+        kb.built_nouns = wordnet_nouns()
+    return kb
 
 
 def _portable(source: str) -> str:

@@ -1,0 +1,205 @@
+"""The role graph: everyday words for people and organisations, up to the roles HIPAA names.
+
+Built by code, reproducibly, from three sources:
+
+1. the regulatory roles, seeded in ``ontologies/roles.json`` and each checked against the
+   paragraph that names it, plus every term the definitions define as a person, entity,
+   organisation, agency or plan ("the rest the text yields");
+2. the inclusions the definitions state (a covered entity is a health plan, a clearinghouse or
+   a provider; a health plan includes a group health plan, an HMO, Medicare ...), seeded with
+   the paragraph that states each, and read from the definitions' own item lists;
+3. WordNet 3.0: each role aligned to the synsets it covers, with their hyponyms (surgeon,
+   pharmacist, sheriff, spouse ...) and their hypernyms up to ``person.n.01`` or the
+   organisation and group roots.
+
+:func:`resolve_role` returns the regulatory roles a phrase can hold, ranked, each with its path
+(surgeon → doctor → medical practitioner → health professional → health care provider →
+covered entity).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.kg import lexicon
+from privacy_checklist.kg.concepts import (
+    EXCLUDED,
+    Concept,
+    ConceptGraph,
+    Match,
+    Resolver,
+    add_synset_tree,
+)
+from privacy_checklist.kg.definitions import Definitions
+from privacy_checklist.kg.tree import RegulationTree
+
+REGULATORY = ("regulatory", "program")
+#: Definitions that define a party: "X means a person ...", "X means an agency ...".
+PARTY_CUES = re.compile(
+    r"^\s*(?:means|is)\s+(?:a|an|any|the)?\s*(?:[\w-]+\s+){0,5}?"
+    r"(?:person|persons|entity|organization|agency|authority|individual|plan|program|"
+    r"institution|official|officer|employee|body|board|provider|company|arrangement|"
+    r"issuer|sponsor|clearinghouse|facility|member|organizations|entities)\b",
+    re.I,
+)
+#: Generic heads that say little alone ("Cigna's claims department").
+GENERIC_HEADS = frozenset(
+    "department office team unit division group service services agency branch "
+    "center centre system network organization company firm corporation inc llc co "
+    "program plan institution facility practice".split()
+)
+
+
+class RoleGraphError(Exception):
+    """The seeds disagree with the regulation text, or WordNet is missing."""
+
+
+def seeds_path() -> Path:
+    return Path(str(resources.files("privacy_checklist.ontologies") / "roles.json"))
+
+
+def role_id(name: str) -> str:
+    return f"role:{name}"
+
+
+def _wordnet():
+    from privacy_checklist.ingest.wordnet import wordnet_ready
+
+    if not wordnet_ready():
+        raise RoleGraphError("WordNet is not installed for NLTK; run: make setup")
+    from nltk.corpus import wordnet
+
+    return wordnet
+
+
+def _mentions(tree: RegulationTree, node_id: str, phrases: list[str]) -> bool:
+    if node_id not in tree:
+        return False
+    node = tree[node_id]
+    text = " ".join([node.title or "", node.label or "", node.text, tree.subtree_text(node_id)])
+    text = lexicon.normalize(text)
+    for phrase in phrases:
+        words = lexicon.normalize(phrase)
+        stem = words[:-1] if words.endswith("s") else words
+        if stem and re.search(rf"\b{re.escape(stem)}", text):
+            return True
+    return False
+
+
+def build_role_graph(
+    tree: RegulationTree, definitions: Definitions, seeds: Path | None = None
+) -> ConceptGraph:
+    """Build the role graph (see the module's docstring).
+
+    Raises:
+        RoleGraphError: a seeded role or inclusion is not named where its seed says, a seeded
+            synset does not exist, or WordNet is missing.
+    """
+    data = json.loads((seeds or seeds_path()).read_text(encoding="utf-8"))
+    wn = _wordnet()
+    graph = ConceptGraph("roles")
+    problems: list[str] = []
+    not_roles = set(data.get("not_roles", {}).get("terms", []))
+    graph.add(Concept(EXCLUDED, "no HIPAA role", "excluded", (), "ontologies/roles.json"))
+    for phrase in data.get("excluded", {}).get("phrases", []):
+        graph.alias(phrase, EXCLUDED)
+
+    # 1. regulatory roles: seeded ones, checked against the text
+    for role in data["roles"]:
+        name = role["name"]
+        if not _mentions(tree, role["at"], [name, *role.get("aliases", [])]):
+            problems.append(f"role {name!r} is not named in {role['at']}")
+        graph.add(Concept(role_id(name), name, role.get("kind", "regulatory"), (),
+                          role["at"], tuple(role.get("aliases", []))))
+        for alias in [name, *role.get("aliases", [])]:
+            graph.alias(alias, role_id(name))
+    # ... and the parties the definitions define
+    for definition in definitions:
+        term = definition.term.lower()
+        text = tree[definition.node].text
+        rest = text[len(definition.term):] if text.lower().startswith(term) else ""
+        if term.isupper() or len(term) < 4 or not PARTY_CUES.match(rest) or term in not_roles:
+            continue
+        if role_id(term) not in graph.nodes:
+            graph.add(Concept(role_id(term), term, "regulatory", (), definition.node))
+            graph.alias(term, role_id(term))
+
+    # 2. inclusions: seeded (checked), then the definitions' own item lists
+    for inclusion in data.get("inclusions", []):
+        child, parent = role_id(inclusion["child"]), role_id(inclusion["parent"])
+        if child not in graph.nodes or parent not in graph.nodes:
+            problems.append(f"inclusion {inclusion} names an unknown role")
+            continue
+        names = [inclusion["child"], *graph.nodes[child].aliases]
+        if not _mentions(tree, inclusion["at"], names):
+            problems.append(f"inclusion {inclusion['child']} -> {inclusion['parent']} is not "
+                            f"stated in {inclusion['at']}")
+        graph.link(child, parent, inclusion.get("relation", "is_a"), inclusion["at"])
+    _items_from_definitions(tree, definitions, graph)
+
+    # 3. WordNet
+    for role in data["roles"]:
+        for anchor in role.get("wordnet", []):
+            spec = anchor if isinstance(anchor, dict) else {"synset": anchor}
+            try:
+                synset = wn.synset(spec["synset"])
+            except Exception:
+                problems.append(f"role {role['name']!r}: no WordNet synset {spec['synset']}")
+                continue
+            add_synset_tree(graph, wn, synset, role_id(role["name"]), spec.get("hyponyms", True), source="WordNet alignment (ontologies/roles.json)")
+    for phrase, name in data.get("names", {}).items():
+        if role_id(name) not in graph.nodes:
+            problems.append(f"name {phrase!r} points at unknown role {name!r}")
+        else:
+            graph.alias(phrase, role_id(name))
+    if problems:
+        raise RoleGraphError("; ".join(problems))
+    graph.provenance = {
+        "seeds": "ontologies/roles.json",
+        "wordnet": "WordNet 3.0 (Princeton), through NLTK",
+        "regulation": "45 CFR Parts 160, 162, 164 (the knowledge base's tree and definitions)",
+    }
+    return graph
+
+
+def _items_from_definitions(tree: RegulationTree, definitions: Definitions, graph: ConceptGraph) -> None:
+    """"Covered entity means: (1) A health plan. (2) ..." gives health plan → covered entity."""
+    for definition in definitions:
+        parent = role_id(definition.term.lower())
+        if parent not in graph.nodes:
+            continue
+        for node in tree.descendants(definition.node):
+            m = re.match(r"^(?:An?|The|Any)\s+([A-Za-z' -]+?)(?:[.;,]|\s+(?:who|that|which|as)\b|$)",
+                         node.text)
+            if not m:
+                continue
+            child = role_id(lexicon.normalize(m.group(1)))
+            hits = graph.index.get(lexicon.normalize(m.group(1)), [])
+            if child not in graph.nodes and hits:
+                child = hits[0][0]
+            if child in graph.nodes and child != parent:
+                graph.link(child, parent, "is_a", node.id)
+
+
+def wordnet_nouns() -> frozenset[str]:
+    """Every WordNet noun, lower case, multiword ones with underscores."""
+    return frozenset(lemma.lower() for lemma in _wordnet().all_lemma_names("n"))
+
+
+def is_role(graph: ConceptGraph, node_id: str) -> bool:
+    return graph.nodes[node_id].kind == "regulatory"
+
+
+def role_resolver(graph: ConceptGraph, known_words: frozenset[str] = frozenset(),
+                  fallback=None) -> Resolver:
+    return Resolver(graph, lambda n: graph.nodes[n].kind == "regulatory", known_words, fallback,
+                    GENERIC_HEADS)
+
+
+def resolve_role(resolver: Resolver, phrase: object, k: int = 3) -> list[Match]:
+    """The regulatory roles ``phrase`` can hold, best first, each with its path."""
+    return resolver.resolve(phrase, k)
