@@ -53,10 +53,11 @@ test: setup lint
 kb: setup
 	@$(BIN)/pcheck ingest --source ../shared/data/hipaa/ecfr-title45-part160.html \
 	  ../shared/data/hipaa/ecfr-title45-part162.html ../shared/data/hipaa/ecfr-title45-part164.html \
-	  --out kg/builtin
+	  --ontologies ../shared/data/ontologies --out kg/builtin
 
 bench: setup
 	@$(BIN)/python bench/ingest.py
+	@$(BIN)/python bench/graphs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

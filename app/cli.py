@@ -20,6 +20,7 @@ from privacy_checklist.ingest.ecfr import LIVE_URLS, IngestError, load_page
 from privacy_checklist.ingest.ontology import OntologyError
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
+from privacy_checklist.kg.roles import RoleGraphError
 
 DEMO_NODE = "164.502(a)(1)(i)"
 DEFAULT_OUT = "privacy-checklist-kb"
@@ -86,7 +87,9 @@ def _phrases(args: argparse.Namespace) -> list[str]:
 def cmd_resolve(args: argparse.Namespace) -> int:
     kb = _load(args)
     roles = args.graph == "roles"
-    resolver = kb.role_resolver(args.embeddings) if roles else kb.attribute_resolver(args.embeddings)
+    resolver = (
+        kb.role_resolver(args.embeddings) if roles else kb.attribute_resolver(args.embeddings)
+    )
     for phrase in _phrases(args):
         matches = resolver.resolve(phrase, args.k)
         if args.json:
@@ -95,9 +98,14 @@ def cmd_resolve(args: argparse.Namespace) -> int:
                 row: dict[str, Any] = (
                     {"role": m.target}
                     if roles
-                    else {"attribute": m.matched, "information_type": m.target if m.reached else None}
+                    else {
+                        "attribute": m.matched,
+                        "information_type": m.target if m.reached else None,
+                    }
                 )
-                row.update({"score": m.score, "path": list(m.path), "matched": m.matched, "via": m.via})
+                row.update(
+                    {"score": m.score, "path": list(m.path), "matched": m.matched, "via": m.via}
+                )
                 rows.append(row)
             print(json.dumps({"phrase": phrase, "matches": rows}, ensure_ascii=False))
             continue
@@ -107,6 +115,40 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         for rank, m in enumerate(matches, start=1):
             what = m.target if (roles or m.reached) else f"{m.matched} (no HIPAA information type)"
             print(f"{shown}: {rank}. {what}  [{m.score:.2f}]  " + " → ".join(m.path[1:]))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from privacy_checklist.kg.attributes import information_type
+    from privacy_checklist.kg.labels import LabelFileError, evaluate, read_labels
+
+    kb = _load(args)
+    roles = args.graph == "roles"
+    try:
+        rows = read_labels(Path(args.labels))
+    except LabelFileError as exc:
+        raise CliError(str(exc)) from exc
+    resolver = (
+        kb.role_resolver(args.embeddings) if roles else kb.attribute_resolver(args.embeddings)
+    )
+    label_of = (lambda m: m.target if m else "none") if roles else information_type
+    result = evaluate(resolver, rows, label_of)
+    if args.json:
+        _print_json(result)
+        return 0
+    print(
+        f"{args.labels}: top-1 accuracy {result['accuracy']:.3f} "
+        f"({result['correct']}/{result['n']})"
+    )
+    for label, counts in result["per_label"].items():
+        print(f"  {label:<45} {counts['correct']:>4}/{counts['n']:<4}")
+    if result["misses"]:
+        print(f"misses ({len(result['misses'])}):")
+        for miss in result["misses"]:
+            print(
+                f"  line {miss['line']}: {miss['phrase']!r}: "
+                f"expected {miss['expected']}, got {miss['got']}"
+            )
     return 0
 
 
@@ -134,11 +176,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         steps.update(1)
 
     ontologies = Path(args.ontologies) if args.ontologies else _default_ontologies()
+    if args.no_graphs:
+        ontologies = None
     if ontologies is not None and not ontologies.is_dir():
         raise CliError(f"{ontologies}: no such ontology folder (the DPV and OPPO .ttl files)")
-    if ontologies is None:
-        print("no ontology folder found: building without role and attribute graphs "
-              "(pass --ontologies DIR)", file=sys.stderr)
+    if ontologies is None and not args.no_graphs:
+        print(
+            "no ontology folder found: building without role and attribute graphs "
+            "(pass --ontologies DIR)",
+            file=sys.stderr,
+        )
     steps.total = 6 if ontologies is not None else 4
     try:
         built = kbmod.build(pages, progress=progress, ontologies=ontologies)
@@ -405,6 +452,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: ../shared/data/ontologies when present)",
     )
     p.add_argument(
+        "--no-graphs",
+        action="store_true",
+        help="build only the tree, references and definitions (no role and attribute graphs)",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=30.0,
@@ -487,6 +539,22 @@ def build_parser() -> argparse.ArgumentParser:
             help="fall back to embedding similarity for unknown words (default: on)",
         )
         p.set_defaults(func=cmd_resolve, graph=graph)
+        p = actions.add_parser(
+            "evaluate",
+            help="top-1 accuracy on a labeled list",
+            description="Resolve each phrase of a labeled list (phrase<TAB>expected, '#' comments, "
+            "'a|b' for alternatives, 'none' for no match) and report top-1 accuracy, per label, "
+            "and the misses.",
+        )
+        p.add_argument("--labels", required=True, metavar="FILE", help="the labeled list (TSV)")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument(
+            "--embeddings",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="fall back to embedding similarity (default: on)",
+        )
+        p.set_defaults(func=cmd_evaluate, graph=graph)
 
     p = sub.add_parser(
         "demo",

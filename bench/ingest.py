@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from common import measure
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = {"ingest (parse + build)": 5.0, "ingest + save (JSON, GraphML, Turtle)": 5.0, "load": 0.5}
@@ -43,26 +43,6 @@ def child(task: str, shared: Path) -> None:
     print(json.dumps({"seconds": seconds, "peak_mb": peak_mb}))
 
 
-def measure(task: str, runs: int, shared: Path) -> dict[str, float]:
-    samples = []
-    for _ in range(runs):
-        result = subprocess.run(
-            [sys.executable, __file__, "--child", task, "--shared", str(shared)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        samples.append(json.loads(result.stdout.strip().splitlines()[-1]))
-    times = [s["seconds"] for s in samples]
-    return {
-        "median_s": statistics.median(times),
-        "min_s": min(times),
-        "max_s": max(times),
-        "peak_mb": max(s["peak_mb"] for s in samples),
-        "runs": runs,
-    }
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -84,9 +64,13 @@ def main() -> int:
         print(f"bench: {args.shared}/hipaa not found; pass --shared", file=sys.stderr)
         return 1
     results = {
-        "ingest (parse + build)": measure("ingest", args.runs, args.shared),
-        "ingest + save (JSON, GraphML, Turtle)": measure("save", args.runs, args.shared),
-        "load": measure("load", args.runs, args.shared),
+        "ingest (parse + build)": measure(
+            __file__, "ingest", args.runs, "--shared", str(args.shared)
+        ),
+        "ingest + save (JSON, GraphML, Turtle)": measure(
+            __file__, "save", args.runs, "--shared", str(args.shared)
+        ),
+        "load": measure(__file__, "load", args.runs, "--shared", str(args.shared)),
     }
     print(
         f"{'measurement':<40} {'median s':>9} {'min s':>7} {'max s':>7} {'peak MB':>8} "

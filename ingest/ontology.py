@@ -73,12 +73,17 @@ def read_terms(path: Path) -> list[Term]:
     for subject in sorted(classes | individuals, key=str):
         individual = subject in individuals
         if individual:
-            parents = [o for o in graph.objects(subject, RDF.type)
-                       if isinstance(o, URIRef) and o != OWL.NamedIndividual]
+            parents = [
+                o
+                for o in graph.objects(subject, RDF.type)
+                if isinstance(o, URIRef) and o != OWL.NamedIndividual
+            ]
         else:
             parents = [o for o in graph.objects(subject, RDFS.subClassOf)]
             parents += [o for o in graph.objects(subject, SKOS.broader)]
-        named = tuple(sorted({str(p) for p in parents if not isinstance(p, BNode)} - {str(OWL.Thing)}))
+        named = tuple(
+            sorted({str(p) for p in parents if not isinstance(p, BNode)} - {str(OWL.Thing)})
+        )
         label = _english(graph, subject, RDFS.label, SKOS.prefLabel) or label_from_local(
             local_name(str(subject))
         )
@@ -89,8 +94,13 @@ def read_terms(path: Path) -> list[Term]:
                 label.lower().strip(),
                 named,
                 individual,
-                _english(graph, subject, SKOS.definition, RDFS.comment,
-                         URIRef("http://purl.org/dc/terms/description")),
+                _english(
+                    graph,
+                    subject,
+                    SKOS.definition,
+                    RDFS.comment,
+                    URIRef("http://purl.org/dc/terms/description"),
+                ),
                 path.name,
             )
         )

@@ -14,6 +14,7 @@ protected health information); a non-health phrase ("favorite movie") reaches no
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib import resources
 from pathlib import Path
@@ -26,7 +27,12 @@ from privacy_checklist.kg.roles import RoleGraphError, _mentions, _wordnet
 from privacy_checklist.kg.tree import RegulationTree
 
 #: OPPO classes under which personal data lies (the rest of OPPO is practices and roles).
-OPPO_DATA_ROOTS = ("IndividualData", "PersonalData", "AggregatedData", "SpecialCategoryPersonalData")
+OPPO_DATA_ROOTS = (
+    "IndividualData",
+    "PersonalData",
+    "AggregatedData",
+    "SpecialCategoryPersonalData",
+)
 
 
 class AttributeGraphError(RoleGraphError):
@@ -62,8 +68,8 @@ def _keep_oppo(terms: list[Term]) -> list[Term]:
             return keep[iri]
         term = by_iri.get(iri)
         result = term is not None and (
-            term.local in OPPO_DATA_ROOTS or any(kept(p, seen | {iri}) for p in term.parents
-                                                 if p not in seen)
+            term.local in OPPO_DATA_ROOTS
+            or any(kept(p, seen | {iri}) for p in term.parents if p not in seen)
         )
         keep[iri] = result
         return result
@@ -89,11 +95,20 @@ def build_attribute_graph(
     for spec in data["ontologies"]:
         path = ontology_dir / spec["file"]
         if not path.is_file():
-            raise AttributeGraphError(f"{path}: missing; pass --ontologies DIR (../shared/data/ontologies)")
+            raise AttributeGraphError(
+                f"{path}: missing; pass --ontologies DIR (../shared/data/ontologies)"
+            )
         found = read_terms(path)
         terms += _keep_oppo(found) if spec["prefix"] == "oppo" else found
-    graph.add(Concept("dpv:PersonalData", "personal data", "dpv", ("https://w3id.org/dpv#PersonalData",),
-                      "DPV"))
+    graph.add(
+        Concept(
+            "dpv:PersonalData",
+            "personal data",
+            "dpv",
+            ("https://w3id.org/dpv#PersonalData",),
+            "DPV",
+        )
+    )
     for term in terms:
         node_id = term_id(term.iri)
         kind = node_id.split(":")[0]
@@ -107,20 +122,28 @@ def build_attribute_graph(
             if parent_id not in graph.nodes:
                 parent_id = "dpv:PersonalData" if "dpv" in parent else ""
             if parent_id:
-                graph.link(term_id(term.iri), parent_id,
-                           "instance_of" if term.individual else "is_a", term.source)
+                graph.link(
+                    term_id(term.iri),
+                    parent_id,
+                    "instance_of" if term.individual else "is_a",
+                    term.source,
+                )
 
     # 2. HIPAA's information types, checked against the text
     for item in data["hipaa_types"]:
         node_id = hipaa_id(item["name"])
         if not _mentions(tree, item["at"], [item["name"], *item.get("aliases", [])[:3]]):
             problems.append(f"information type {item['name']!r} is not named in {item['at']}")
-        graph.add(Concept(node_id, item["name"], "hipaa", (), item["at"], tuple(item.get("aliases", []))))
+        graph.add(
+            Concept(node_id, item["name"], "hipaa", (), item["at"], tuple(item.get("aliases", [])))
+        )
         for alias in [item["name"], *item.get("aliases", [])]:
             graph.alias(alias, node_id)
     for item in data["hipaa_types"]:
         for parent in item.get("parents", []):
-            graph.link(hipaa_id(item["name"]), hipaa_id(parent), item.get("relation", "is_a"), item["at"])
+            graph.link(
+                hipaa_id(item["name"]), hipaa_id(parent), item.get("relation", "is_a"), item["at"]
+            )
         for link in item.get("links", []):
             if link not in graph.nodes:
                 problems.append(f"{item['name']!r} links unknown class {link}")
@@ -145,15 +168,31 @@ def build_attribute_graph(
         if target not in graph.nodes:
             problems.append(f"WordNet {synset_name} -> unknown node {parent}")
             continue
-        add_synset_tree(graph, wn, synset, target, hyponyms=True, hypernyms=False,
-                        source="WordNet alignment (ontologies/attributes.json)")
+        add_synset_tree(
+            graph,
+            wn,
+            synset,
+            target,
+            hyponyms=True,
+            hypernyms=False,
+            source="WordNet alignment (ontologies/attributes.json)",
+        )
     if problems:
         raise AttributeGraphError("; ".join(problems))
     graph.provenance = {
         "seeds": "ontologies/attributes.json",
-        "ontologies": [s["file"] for s in data["ontologies"]],
-        "licences": {"DPV": "W3C Software and Document Licence", "OPPO": "CC BY 4.0 (Gupta & Hahmann 2023)",
-                     "WordNet": "WordNet 3.0 licence (Princeton)"},
+        "ontologies": [
+            {
+                "file": s["file"],
+                "sha256": hashlib.sha256((ontology_dir / s["file"]).read_bytes()).hexdigest(),
+            }
+            for s in data["ontologies"]
+        ],
+        "licences": {
+            "DPV": "W3C Software and Document Licence",
+            "OPPO": "CC BY 4.0 (Gupta & Hahmann 2023)",
+            "WordNet": "WordNet 3.0 licence (Princeton)",
+        },
         "generic_heads": data.get("generic_heads", []),
         "cues": data.get("cues", {}),
         "document_node": data.get("document_node", ""),
@@ -195,8 +234,11 @@ class AttributeResolver(Resolver):
             return matches
         node = hipaa_id(kind)
         up = [node, *self._top(node)[1:]]
-        path = tuple(dict.fromkeys([" ".join(phrase.split())[:200], word,
-                                    *[self.graph.nodes[n].name for n in up]]))
+        path = tuple(
+            dict.fromkeys(
+                [" ".join(phrase.split())[:200], word, *[self.graph.nodes[n].name for n in up]]
+            )
+        )
         cued = Match(kind, 0.7, path, word, "cue", True)
         rest = [m for m in matches if m.target != kind]
         return [cued, *rest][:k]
@@ -223,8 +265,10 @@ class AttributeResolver(Resolver):
         genetic = cues.get("genetic information", {})
         if hits(genetic.get("words", [])):
             return "genetic information", hits(genetic["words"])[0]
-        if hits(genetic.get("family", [])) and (reached or health) and not (
-            best is not None and best.target == "genetic information"
+        if (
+            hits(genetic.get("family", []))
+            and (reached or health)
+            and not (best is not None and best.target == "genetic information")
         ):
             return "genetic information", hits(genetic["family"])[0]
         if not reached and health:
@@ -247,8 +291,14 @@ class AttributeResolver(Resolver):
             up = self.graph.path_up(document, self.is_target) or [document]
             names = [self.graph.nodes[n].name for n in up + self._top(up[-1])[1:]]
             path = tuple(dict.fromkeys([best.path[0], *best.path[1:2], *names]))
-            matches[0] = Match(best.target, best.score, path, self.graph.nodes[document].name,
-                               best.via, best.reached)
+            matches[0] = Match(
+                best.target,
+                best.score,
+                path,
+                self.graph.nodes[document].name,
+                best.via,
+                best.reached,
+            )
         return matches
 
 
@@ -259,12 +309,17 @@ def information_type(match: Match | None) -> str:
     return match.target
 
 
-def attribute_resolver(graph: ConceptGraph, known_words: frozenset[str] = frozenset(),
-                       fallback: Any = None) -> AttributeResolver:
+def attribute_resolver(
+    graph: ConceptGraph, known_words: frozenset[str] = frozenset(), fallback: Any = None
+) -> AttributeResolver:
     reported = {hipaa_id(name) for name in REPORTED_TYPES}
     return AttributeResolver(
-        graph, lambda n: n in reported, known_words, fallback,
-        frozenset(graph.provenance.get("generic_heads", [])), untargeted=True,
+        graph,
+        lambda n: n in reported,
+        known_words,
+        fallback,
+        frozenset(graph.provenance.get("generic_heads", [])),
+        untargeted=True,
     )
 
 

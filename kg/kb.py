@@ -33,9 +33,9 @@ from privacy_checklist.ingest.ecfr import Link, PartPage
 from privacy_checklist.kg.attributes import attribute_resolver, build_attribute_graph
 from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_by
 from privacy_checklist.kg.concepts import ConceptGraph, Resolver, load_graph
+from privacy_checklist.kg.definitions import Definition, Definitions, extract_definitions
 from privacy_checklist.kg.embeddings import embedding_fallback
 from privacy_checklist.kg.roles import build_role_graph, role_resolver, wordnet_nouns
-from privacy_checklist.kg.definitions import Definition, Definitions, extract_definitions
 from privacy_checklist.kg.tree import Anomaly, Node, RegulationTree, build_tree
 
 FORMAT_VERSION = 1
@@ -363,7 +363,13 @@ class KnowledgeBase:
             nouns = "\n".join(sorted(self.built_nouns or ())) + "\n"
             (directory / "nouns.txt.gz").write_bytes(gzip.compress(nouns.encode("utf-8"), mtime=0))
         elif self.path is not None and self.path != directory:
-            for name in GRAPH_FILES + ("roles.graphml", "roles.ttl", "attributes.graphml", "attributes.ttl"):
+            for name in (
+                *GRAPH_FILES,
+                "roles.graphml",
+                "roles.ttl",
+                "attributes.graphml",
+                "attributes.ttl",
+            ):
                 if (self.path / name).exists():
                     shutil.copy2(self.path / name, directory / name)
         if graph_files:

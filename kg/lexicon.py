@@ -34,14 +34,39 @@ CLAUSE_WORDS = frozenset(
     prepared written taken performed done made""".split()
 )
 #: Titles that name a role by themselves ("Dr. Smith" is a doctor).
-TITLES = {"dr": "doctor", "doctor": "doctor", "nurse": "nurse", "officer": "officer",
-          "detective": "detective", "sheriff": "sheriff", "judge": "judge", "rev": "clergyman",
-          "reverend": "clergyman", "father": "priest", "rabbi": "rabbi", "sgt": "police officer",
-          "sergeant": "police officer", "lt": "police officer", "agent": "federal agent"}
-_IRREGULAR = {"women": "woman", "men": "man", "children": "child", "people": "person",
-              "wives": "wife", "lives": "life", "feet": "foot", "teeth": "tooth",
-              "data": "data", "analyses": "analysis", "diagnoses": "diagnosis",
-              "prognoses": "prognosis", "x-rays": "x-ray", "statuses": "status"}
+TITLES = {
+    "dr": "doctor",
+    "doctor": "doctor",
+    "nurse": "nurse",
+    "officer": "officer",
+    "detective": "detective",
+    "sheriff": "sheriff",
+    "judge": "judge",
+    "rev": "clergyman",
+    "reverend": "clergyman",
+    "father": "priest",
+    "rabbi": "rabbi",
+    "sgt": "police officer",
+    "sergeant": "police officer",
+    "lt": "police officer",
+    "agent": "federal agent",
+}
+_IRREGULAR = {
+    "women": "woman",
+    "men": "man",
+    "children": "child",
+    "people": "person",
+    "wives": "wife",
+    "lives": "life",
+    "feet": "foot",
+    "teeth": "tooth",
+    "data": "data",
+    "analyses": "analysis",
+    "diagnoses": "diagnosis",
+    "prognoses": "prognosis",
+    "x-rays": "x-ray",
+    "statuses": "status",
+}
 MAX_CHARS = 300
 
 

@@ -23,7 +23,6 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from privacy_checklist.kg import lexicon
 from privacy_checklist.kg.concepts import (
@@ -45,6 +44,10 @@ PARTY_CUES = re.compile(
     r"institution|official|officer|employee|body|board|provider|company|arrangement|"
     r"issuer|sponsor|clearinghouse|facility|member|organizations|entities)\b",
     re.I,
+)
+#: Words that turn a definition's item list into a list of exclusions.
+EXCLUDING = re.compile(
+    r"\b(?:does not include|do not include|excludes?|excluding|other than)\b", re.I
 )
 #: Generic heads that say little alone ("Cigna's claims department").
 GENERIC_HEADS = frozenset(
@@ -113,15 +116,23 @@ def build_role_graph(
         name = role["name"]
         if not _mentions(tree, role["at"], [name, *role.get("aliases", [])]):
             problems.append(f"role {name!r} is not named in {role['at']}")
-        graph.add(Concept(role_id(name), name, role.get("kind", "regulatory"), (),
-                          role["at"], tuple(role.get("aliases", []))))
+        graph.add(
+            Concept(
+                role_id(name),
+                name,
+                role.get("kind", "regulatory"),
+                (),
+                role["at"],
+                tuple(role.get("aliases", [])),
+            )
+        )
         for alias in [name, *role.get("aliases", [])]:
             graph.alias(alias, role_id(name))
     # ... and the parties the definitions define
     for definition in definitions:
         term = definition.term.lower()
         text = tree[definition.node].text
-        rest = text[len(definition.term):] if text.lower().startswith(term) else ""
+        rest = text[len(definition.term) :] if text.lower().startswith(term) else ""
         if term.isupper() or len(term) < 4 or not PARTY_CUES.match(rest) or term in not_roles:
             continue
         if role_id(term) not in graph.nodes:
@@ -136,8 +147,10 @@ def build_role_graph(
             continue
         names = [inclusion["child"], *graph.nodes[child].aliases]
         if not _mentions(tree, inclusion["at"], names):
-            problems.append(f"inclusion {inclusion['child']} -> {inclusion['parent']} is not "
-                            f"stated in {inclusion['at']}")
+            problems.append(
+                f"inclusion {inclusion['child']} -> {inclusion['parent']} is not "
+                f"stated in {inclusion['at']}"
+            )
         graph.link(child, parent, inclusion.get("relation", "is_a"), inclusion["at"])
     _items_from_definitions(tree, definitions, graph)
 
@@ -150,7 +163,14 @@ def build_role_graph(
             except Exception:
                 problems.append(f"role {role['name']!r}: no WordNet synset {spec['synset']}")
                 continue
-            add_synset_tree(graph, wn, synset, role_id(role["name"]), spec.get("hyponyms", True), source="WordNet alignment (ontologies/roles.json)")
+            add_synset_tree(
+                graph,
+                wn,
+                synset,
+                role_id(role["name"]),
+                spec.get("hyponyms", True),
+                source="WordNet alignment (ontologies/roles.json)",
+            )
     for phrase, name in data.get("names", {}).items():
         if role_id(name) not in graph.nodes:
             problems.append(f"name {phrase!r} points at unknown role {name!r}")
@@ -166,15 +186,22 @@ def build_role_graph(
     return graph
 
 
-def _items_from_definitions(tree: RegulationTree, definitions: Definitions, graph: ConceptGraph) -> None:
-    """"Covered entity means: (1) A health plan. (2) ..." gives health plan → covered entity."""
+def _items_from_definitions(
+    tree: RegulationTree, definitions: Definitions, graph: ConceptGraph
+) -> None:
+    """ "Covered entity means: (1) A health plan. (2) ..." gives health plan → covered entity."""
     for definition in definitions:
         parent = role_id(definition.term.lower())
         if parent not in graph.nodes:
             continue
         for node in tree.descendants(definition.node):
-            m = re.match(r"^(?:An?|The|Any)\s+([A-Za-z' -]+?)(?:[.;,]|\s+(?:who|that|which|as)\b|$)",
-                         node.text)
+            between = [n for n in tree.path(node.id) if tree.is_ancestor(definition.node, n.id)]
+            if any(EXCLUDING.search(n.text) for n in between[:-1]):
+                continue  # "Business associate does not include: (i) A health care provider ..."
+            m = re.match(
+                r"^(?:An?|The|Any)\s+([A-Za-z' -]+?)(?:[.;,]|\s+(?:who|that|which|as)\b|$)",
+                node.text,
+            )
             if not m:
                 continue
             child = role_id(lexicon.normalize(m.group(1)))
@@ -194,10 +221,43 @@ def is_role(graph: ConceptGraph, node_id: str) -> bool:
     return graph.nodes[node_id].kind == "regulatory"
 
 
-def role_resolver(graph: ConceptGraph, known_words: frozenset[str] = frozenset(),
-                  fallback=None) -> Resolver:
-    return Resolver(graph, lambda n: graph.nodes[n].kind == "regulatory", known_words, fallback,
-                    GENERIC_HEADS)
+class RoleResolver(Resolver):
+    """A :class:`Resolver` that also reads delegation: a business associate named together
+    with another business associate ("the billing company's coding vendor", "a cloud vendor
+    hired by the business associate") is a subcontractor (160.103, Subcontractor)."""
+
+    def resolve(self, phrase: object, k: int = 3) -> list[Match]:
+        matches = super().resolve(phrase, k)
+        ba, sub = role_id("business associate"), role_id("subcontractor")
+        if not matches or matches[0].target != "business associate" or sub not in self.graph.nodes:
+            return matches
+        assert isinstance(phrase, str)
+        words = lexicon.normalize(phrase[: lexicon.MAX_CHARS]).split()
+        hits: list[str] = []
+        taken: set[int] = set()
+        for size in range(min(len(words), 5), 0, -1):
+            for start in range(len(words) - size + 1):
+                span = set(range(start, start + size))
+                if span & taken:
+                    continue
+                text = " ".join(words[start : start + size])
+                nodes = {n for key in lexicon.keys(text) for n, _ in self.graph.index.get(key, [])}
+                if any(self.graph.reaches(n, ba) for n in nodes):
+                    hits.append(text)
+                    taken |= span
+        if len(hits) < 2:
+            return matches
+        path = (" ".join(phrase.split())[:200], hits[0], "subcontractor", "business associate")
+        delegated = Match("subcontractor", matches[0].score, path, hits[0], "delegation")
+        return [delegated, *[m for m in matches if m.target != "subcontractor"]][:k]
+
+
+def role_resolver(
+    graph: ConceptGraph, known_words: frozenset[str] = frozenset(), fallback=None
+) -> Resolver:
+    return RoleResolver(
+        graph, lambda n: graph.nodes[n].kind == "regulatory", known_words, fallback, GENERIC_HEADS
+    )
 
 
 def resolve_role(resolver: Resolver, phrase: object, k: int = 3) -> list[Match]:

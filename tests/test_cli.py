@@ -14,7 +14,7 @@ from rdflib import Graph
 
 from privacy_checklist.app.cli import build_parser, main
 
-SUBCOMMANDS = ["ingest", "stats", "show", "define", "export", "demo"]
+SUBCOMMANDS = ["ingest", "stats", "show", "define", "export", "roles", "attributes", "demo"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -101,7 +101,12 @@ def test_ingest_then_use_it(
     code, out, _ = run(capsys, "ingest", "--source", str(shared / "hipaa"), "--out", str(out_dir))
     assert code == 0 and "2274 nodes" in out
     code, out, _ = run(capsys, "--kb", str(out_dir), "stats", "--json")
-    assert json.loads(out)["nodes"] == 2274
+    stats = json.loads(out)
+    assert stats["nodes"] == 2274 and stats["roles"]["nodes"] > 1000
+    code, out, _ = run(
+        capsys, "--kb", str(out_dir), "roles", "resolve", "--no-embeddings", "surgeon"
+    )
+    assert code == 0 and "health care provider" in out
 
 
 @pytest.mark.parametrize(
@@ -116,11 +121,22 @@ def test_ingest_bad_input_keeps_previous_kb(
     content: bytes, message: str, shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "kb"
-    assert run(capsys, "ingest", "--source", str(shared / "hipaa"), "--out", str(out_dir))[0] == 0
+    assert (
+        run(
+            capsys,
+            "ingest",
+            "--source",
+            str(shared / "hipaa"),
+            "--out",
+            str(out_dir),
+            "--no-graphs",
+        )[0]
+        == 0
+    )
     before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
     bad = tmp_path / "bad.html"
     bad.write_bytes(content)
-    code, _, err = run(capsys, "ingest", "--source", str(bad), "--out", str(out_dir))
+    code, _, err = run(capsys, "ingest", "--source", str(bad), "--out", str(out_dir), "--no-graphs")
     assert code == 1
     assert message in err and err.count("\n") == 1
     assert {p.name: p.read_bytes() for p in out_dir.iterdir()} == before
@@ -130,7 +146,9 @@ def test_ingest_same_part_twice(
     shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     page = str(shared / "hipaa" / "ecfr-title45-part164.html")
-    code, _, err = run(capsys, "ingest", "--source", page, page, "--out", str(tmp_path / "kb"))
+    code, _, err = run(
+        capsys, "ingest", "--source", page, page, "--out", str(tmp_path / "kb"), "--no-graphs"
+    )
     assert code == 1 and "pass each part once" in err
 
 
