@@ -23,6 +23,8 @@ from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
 from privacy_checklist.kg.roles import RoleGraphError
 
 DEMO_NODE = "164.502(a)(1)(i)"
+DEMO_ROLES = ("the treating orthopedic surgeon", "City of Plainfield police department", "a journalist")
+DEMO_ATTRIBUTES = ("surgery operative report", "favorite movie")
 DEFAULT_OUT = "privacy-checklist-kb"
 WIDTH = 100
 
@@ -391,7 +393,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cmd_stats(argparse.Namespace(kb=args.kb, json=False))
     print()
     print(f"== One paragraph: {DEMO_NODE}")
-    print_node(_load(args), DEMO_NODE, spec=True)
+    kb = _load(args)
+    print_node(kb, DEMO_NODE, spec=True)
+    if kb.has_graphs:
+        print()
+        print("== Everyday words to the law's terms")
+        roles, attributes = kb.role_resolver(False), kb.attribute_resolver(False)
+        for phrase in DEMO_ROLES:
+            found = roles.resolve(phrase, 1)
+            print(f"  {phrase}: " + (" → ".join(found[0].path[1:]) if found else "no HIPAA role"))
+        for phrase in DEMO_ATTRIBUTES:
+            found = attributes.resolve(phrase, 1)
+            shown = " → ".join(found[0].path[1:]) if found and found[0].reached else "no health class"
+            print(f"  {phrase}: {shown}")
     return 0
 
 
