@@ -23,7 +23,11 @@ from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
 from privacy_checklist.kg.roles import RoleGraphError
 
 DEMO_NODE = "164.502(a)(1)(i)"
-DEMO_ROLES = ("the treating orthopedic surgeon", "City of Plainfield police department", "a journalist")
+DEMO_ROLES = (
+    "the treating orthopedic surgeon",
+    "City of Plainfield police department",
+    "a journalist",
+)
 DEMO_ATTRIBUTES = ("surgery operative report", "favorite movie")
 DEFAULT_OUT = "privacy-checklist-kb"
 WIDTH = 100
@@ -404,7 +408,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"  {phrase}: " + (" → ".join(found[0].path[1:]) if found else "no HIPAA role"))
         for phrase in DEMO_ATTRIBUTES:
             found = attributes.resolve(phrase, 1)
-            shown = " → ".join(found[0].path[1:]) if found and found[0].reached else "no health class"
+            reached = found and found[0].reached
+            shown = " → ".join(found[0].path[1:]) if reached else "no health class"
             print(f"  {phrase}: {shown}")
     return 0
 
