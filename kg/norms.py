@@ -1,0 +1,478 @@
+"""Norms: each paragraph read as Contextual Integrity, by rules that need no LLM.
+
+A :class:`Norm` is a paragraph's type (``permit``, ``prohibit``, ``definition``), the flow it
+governs (sender, recipient and subject phrases and the roles they resolve to, the information
+type and its attribute-graph type, the purpose, the consent form), whether sender or recipient
+is the subject, the support / exception relation of each cross-reference leaving it, and where
+the reading came from (``rules``, ``llm:<model>``, ``editor:<name>``) with its version.
+
+The rules annotator reads deontic cues (``ontologies/norm_cues.json``) in a paragraph's own text
+and heading; a paragraph with no cue of its own inherits its nearest ancestor's reading, as
+"(i) To the individual;" inherits "A covered entity is permitted to use or disclose protected
+health information as follows:". It also reads and writes the paper's JSON format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.ingest.markers import kinds_of
+from privacy_checklist.kg.tree import RegulationTree
+
+NORM_TYPES = ("permit", "prohibit", "definition")
+PAPER_TYPES = {
+    "positive_norm": "permit",
+    "negative_norm": "prohibit",
+    "general_definition": "definition",
+}
+TO_PAPER = {v: k for k, v in PAPER_TYPES.items()}
+RULES_VERSION = "rules-1"
+RELATIONS = ("support", "exception")
+
+
+@dataclass(frozen=True, slots=True)
+class Norm:
+    """The Contextual Integrity reading of one paragraph."""
+
+    node: str
+    norm_type: str
+    sender: tuple[str, ...] = ()
+    sender_roles: tuple[str, ...] = ()
+    recipient: tuple[str, ...] = ()
+    recipient_roles: tuple[str, ...] = ()
+    subject: tuple[str, ...] = ()
+    subject_roles: tuple[str, ...] = ()
+    information_type: str = ""
+    information_class: str = ""
+    purpose: str = ""
+    consent_form: str = "none"
+    sender_is_subject: str = "no"
+    recipient_is_subject: str = "no"
+    refs: tuple[tuple[str, str], ...] = ()
+    provenance: str = "rules"
+    version: str = RULES_VERSION
+
+    def __post_init__(self) -> None:
+        if self.norm_type not in NORM_TYPES:
+            raise ValueError(f"norm_type {self.norm_type!r} is not one of {NORM_TYPES}")
+        for _, relation in self.refs:
+            if relation not in RELATIONS:
+                raise ValueError(f"reference relation {relation!r} is not one of {RELATIONS}")
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key, value in data.items():
+            if isinstance(value, tuple):
+                data[key] = [list(v) if isinstance(v, tuple) else v for v in value]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Norm:
+        values = dict(data)
+        for key in (
+            "sender",
+            "sender_roles",
+            "recipient",
+            "recipient_roles",
+            "subject",
+            "subject_roles",
+        ):
+            values[key] = tuple(values.get(key) or ())
+        values["refs"] = tuple(tuple(r) for r in values.get("refs") or ())
+        return cls(**values)
+
+
+def cues_path() -> Path:
+    return Path(str(resources.files("privacy_checklist.ontologies") / "norm_cues.json"))
+
+
+@dataclass
+class Cues:
+    """The compiled cue lists."""
+
+    prohibit: list[re.Pattern[str]]
+    permit: list[re.Pattern[str]]
+    definition: list[re.Pattern[str]]
+    permit_heading: list[re.Pattern[str]]
+    prohibit_heading: list[re.Pattern[str]]
+    consent_forms: list[tuple[str, re.Pattern[str]]]
+    purposes: list[tuple[str, re.Pattern[str]]]
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Cues:
+        data = json.loads((path or cues_path()).read_text(encoding="utf-8"))
+
+        def compile_all(items: list[str]) -> list[re.Pattern[str]]:
+            return [re.compile(p, re.I) for p in items]
+
+        return cls(
+            compile_all(data["prohibit"]),
+            compile_all(data["permit"]),
+            compile_all(data["definition"]),
+            compile_all(data["permit_heading"]),
+            compile_all(data["prohibit_heading"]),
+            [(name, re.compile(p, re.I)) for name, p in data["consent_forms"]],
+            [(name, re.compile(p, re.I)) for name, p in data["purposes"]],
+        )
+
+    def own_type(self, text: str, heading: str | None) -> str | None:
+        """The type a paragraph's own words give it, or None when they give none."""
+        found: list[tuple[int, int, str]] = []
+        for rank, (kind, patterns) in enumerate(
+            (("prohibit", self.prohibit), ("permit", self.permit), ("definition", self.definition))
+        ):
+            for pattern in patterns:
+                m = pattern.search(text)
+                if m:
+                    found.append((m.start(), rank, kind))
+        if found:
+            return min(found)[2]
+        heading = heading or ""
+        if any(p.search(heading) for p in self.prohibit_heading):
+            return "prohibit"
+        if any(p.search(heading) for p in self.permit_heading):
+            return "permit"
+        return None
+
+
+_EXCEPTIONS = re.compile(r"\bexcept(?:ions?)?\b[^.]*[:—]\s*$|^\s*exceptions?\b", re.I)
+_ACTOR = re.compile(
+    r"(?:^|[,;:]\s*|\bthat\s+|\bwhich\s+)(?P<actor>(?:a|an|the|any|such)\s+[\w'’ -]{2,80}?)\s+"
+    r"(?:may|must|shall|is permitted|is required|that has|that is|is not)\b",
+    re.I,
+)
+_RECIPIENT = re.compile(
+    r"\b(?:disclose|disclosed|disclosures?|provide|release|report|make available)\b[^.;]*?\bto\s+"
+    r"(?P<who>(?:a|an|the|any|other|such|members? of the)?\s*[\w'’ -]{2,60}?)(?=[,;.:()]|\s+(?:for|if|who|that|when|as|in|under|to|with|about|pursuant)\b|$)",
+    re.I,
+)
+_LEAD_TO = re.compile(
+    r"^\s*to\s+(?P<who>(?:a|an|the|any|other)?\s*[\w'’ -]{2,60}?)(?=[,;.:]|\s+(?:for|if|who|that|when|as|in|under|with)\b|$)",
+    re.I,
+)
+_INFO = re.compile(
+    r"\b(?:electronic )?protected health information\b|\bpsychotherapy notes\b|\bgenetic information\b"
+    r"|\blimited data set\b|\bde-identified (?:information|data)\b|\bsummary health information\b"
+    r"|\bindividually identifiable health information\b|\bhealth information\b",
+    re.I,
+)
+
+
+class RulesAnnotator:
+    """The default annotator: deontic cues, inheritance, and the graphs' resolvers."""
+
+    name = "rules"
+
+    def __init__(
+        self,
+        tree: RegulationTree,
+        refs_by_source: dict[str, list[Any]] | None = None,
+        role_resolver: Any = None,
+        attribute_resolver: Any = None,
+        cues: Cues | None = None,
+    ) -> None:
+        self.tree = tree
+        self.refs = refs_by_source or {}
+        self.roles = role_resolver
+        self.attributes = attribute_resolver
+        self.cues = cues or Cues.load()
+        self._types: dict[str, str | None] = {}
+
+    def own(self, node_id: str) -> str | None:
+        if node_id not in self._types:
+            node = self.tree[node_id]
+            self._types[node_id] = (
+                "definition"
+                if node.label and not kinds_of(node.label)
+                else self.cues.own_type(node.text, node.title)
+            )
+        return self._types[node_id]
+
+    def norm_type(self, node_id: str) -> str:
+        for node in reversed(self.tree.path(node_id)):
+            if node.kind != "paragraph":
+                break  # a section's title is too broad to type its paragraphs
+            found = self.own(node.id)
+            if found is not None:
+                if (
+                    found == "prohibit"
+                    and node.id != node_id
+                    and _EXCEPTIONS.search(f"{node.title or ''} {node.text}")
+                ):
+                    return "permit"  # the listed exceptions to a prohibition are permissions
+                return found
+        return "definition"
+
+    def annotate(self, node_id: str) -> Norm:
+        path = [n for n in self.tree.path(node_id) if n.kind in ("section", "paragraph")]
+        texts = [n.text for n in reversed(path)]  # own text first, then ancestors
+        kind = self.norm_type(node_id)
+        sender = self._first(texts, self._actor)
+        recipient = self._first(texts[:1], self._recipient) or self._first(
+            texts[1:], self._recipient
+        )
+        information = self._first(
+            texts, lambda t: [m.group(0).lower() for m in _INFO.finditer(t)][:1]
+        )
+        subject = ["individual"] if information and "health information" in information[0] else []
+        purpose = self._first(
+            texts, lambda t: [n for n, p in self.cues.purposes if p.search(t)][:1]
+        )
+        consent = self._first(
+            texts[:2], lambda t: [n for n, p in self.cues.consent_forms if p.search(t)][:1]
+        )
+        own_refs = [r for r in self.refs.get(node_id, []) if not getattr(r, "external", False)]
+        relations = tuple(
+            (r.target, self._relation(self.tree[node_id].text, r.start)) for r in own_refs
+        )
+        sender_roles = self._roles(sender)
+        recipient_roles = self._roles(recipient)
+        return Norm(
+            node_id,
+            kind,
+            tuple(sender),
+            sender_roles,
+            tuple(recipient),
+            recipient_roles,
+            tuple(subject),
+            self._roles(subject),
+            information[0] if information else "",
+            self._info_class(information[0]) if information else "",
+            purpose[0] if purpose else "",
+            consent[0] if consent else "none",
+            "yes" if "individual" in sender_roles else "no",
+            "yes" if "individual" in recipient_roles else "no",
+            tuple(dict.fromkeys(relations)),
+        )
+
+    # helpers --------------------------------------------------------------------------------
+    @staticmethod
+    def _first(texts: Iterable[str], find) -> list[str]:
+        for text in texts:
+            found = find(text)
+            if found:
+                return found
+        return []
+
+    @staticmethod
+    def _clean(phrase: str) -> str:
+        phrase = re.sub(r"^(?:a|an|the|any|such|other)\s+", "", phrase.strip(), flags=re.I)
+        return re.sub(r"\s+", " ", phrase).strip(" ,;:").lower()
+
+    def _actor(self, text: str) -> list[str]:
+        out = []
+        for m in _ACTOR.finditer(text):
+            parts = re.split(r"\s+(?:or|and)\s+", m.group("actor"))
+            out += [self._clean(p) for p in parts if self._clean(p)]
+            break
+        return out
+
+    def _recipient(self, text: str) -> list[str]:
+        m = _LEAD_TO.match(text) or _RECIPIENT.search(text)
+        if not m:
+            return []
+        parts = re.split(r",\s*(?:or\s+)?|\s+or\s+", m.group("who"))
+        return [self._clean(p) for p in parts if self._clean(p)][:4]
+
+    def _roles(self, phrases: Iterable[str]) -> tuple[str, ...]:
+        if self.roles is None:
+            return ()
+        out: list[str] = []
+        for phrase in phrases:
+            found = self.roles.resolve(phrase, 1)
+            if found and found[0].target not in out:
+                out.append(found[0].target)
+        return tuple(out)
+
+    def _info_class(self, phrase: str) -> str:
+        if self.attributes is None:
+            return ""
+        found = self.attributes.resolve(phrase, 1)
+        return found[0].target if found and found[0].reached else ""
+
+    @staticmethod
+    def _relation(text: str, start: int) -> str:
+        """ "except as provided in § X", "other than", "unless" before a citation: exception."""
+        before = text[max(0, start - 60) : start].lower()
+        return (
+            "exception"
+            if re.search(r"\b(?:except|other than|unless|notwithstanding|excluding)\b", before)
+            else "support"
+        )
+
+
+def annotatable(tree: RegulationTree, only: str | None = None) -> list[str]:
+    """Paragraphs with text of their own in Parts 160 and 164 (or under ``only``)."""
+    out = []
+    for node in tree:
+        if node.kind != "paragraph" or not node.text.strip():
+            continue
+        if only is not None:
+            if not tree.is_ancestor(only, node.id):
+                continue
+        elif not (node.id.startswith("160.") or node.id.startswith("164.")):
+            continue
+        out.append(node.id)
+    return out
+
+
+# --------------------------------------------------------------------------- the paper's format
+
+
+def read_paper_file(path: Path) -> dict[str, dict[str, Any]]:
+    """The paper's annotation JSON (``{node id: {norm_type, sender, ...}}``)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict) or not data:
+        raise ValueError(f"{path}: expected an object keyed by paragraph id")
+    for key, value in data.items():
+        if not isinstance(value, dict) or value.get("norm_type") not in PAPER_TYPES:
+            raise ValueError(f"{path}: entry {key!r} has no norm_type among {sorted(PAPER_TYPES)}")
+    return data
+
+
+#: The paper's export lemmatised its phrases ("cover entity"); undo the common cases.
+_DELEMMA = {
+    "cover": "covered",
+    "protect": "protected",
+    "identify": "identified",
+    "individual s": "individuals",
+    "be": "",
+    "use": "used",
+    "disclose": "disclosed",
+}
+
+
+def _unlemma(phrase: str) -> str:
+    words = [_DELEMMA.get(w, w) for w in str(phrase).lower().split()]
+    return " ".join(w for w in words if w)
+
+
+def evaluate_against(
+    norms: dict[str, Norm],
+    gold: dict[str, dict[str, Any]],
+    role_resolver: Any = None,
+    attribute_resolver: Any = None,
+) -> dict[str, Any]:
+    """Agreement of our norms with a gold file: norm type, and parties and information type
+    compared on resolved graph nodes (not on strings)."""
+    confusion: dict[str, Counter[str]] = {t: Counter() for t in NORM_TYPES}
+    fields = {"sender": [0, 0], "recipient": [0, 0], "subject": [0, 0], "information_type": [0, 0]}
+    missing = []
+    compact = {re.sub(r"[\s()]", "", k).lower(): k for k in norms}
+    for node_id, entry in gold.items():
+        norm = norms.get(node_id) or norms.get(
+            compact.get(re.sub(r"[\s()]", "", node_id).lower(), "")
+        )
+        if norm is None:
+            missing.append(node_id)
+            continue
+        expected = PAPER_TYPES[entry["norm_type"]]
+        confusion[expected][norm.norm_type] += 1
+        if role_resolver is not None:
+            for key, ours in (
+                ("sender", norm.sender_roles),
+                ("recipient", norm.recipient_roles),
+                ("subject", norm.subject_roles),
+            ):
+                theirs = _resolve_roles(role_resolver, entry.get(key) or [])
+                fields[key][0] += 1
+                fields[key][1] += _agree(set(ours), theirs)
+        if attribute_resolver is not None:
+            theirs_info = _resolve_info(attribute_resolver, entry.get("information_type") or "")
+            ours_info = {norm.information_class} if norm.information_class else set()
+            fields["information_type"][0] += 1
+            fields["information_type"][1] += _agree(ours_info, theirs_info)
+    n = sum(sum(c.values()) for c in confusion.values())
+    correct = sum(confusion[t][t] for t in NORM_TYPES)
+    f1s = {}
+    for t in NORM_TYPES:
+        tp = confusion[t][t]
+        predicted = sum(confusion[e][t] for e in NORM_TYPES)
+        actual = sum(confusion[t].values())
+        p = tp / predicted if predicted else 0.0
+        r = tp / actual if actual else 0.0
+        f1s[t] = {
+            "precision": round(p, 4),
+            "recall": round(r, 4),
+            "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+            "support": actual,
+        }
+    return {
+        "n": n,
+        "missing": missing,
+        "norm_type_accuracy": round(correct / n, 4) if n else 0.0,
+        "norm_type_macro_f1": round(sum(v["f1"] for v in f1s.values()) / len(f1s), 4),
+        "per_type": f1s,
+        "confusion": {t: {p: confusion[t][p] for p in NORM_TYPES} for t in NORM_TYPES},
+        "agreement": {k: round(v[1] / v[0], 4) if v[0] else None for k, v in fields.items()},
+    }
+
+
+def _agree(ours: set[str], theirs: set[str]) -> int:
+    return int((not ours and not theirs) or bool(ours & theirs))
+
+
+def _resolve_roles(resolver: Any, phrases: Iterable[str]) -> set[str]:
+    out = set()
+    for phrase in phrases:
+        if str(phrase).strip().lower() in ("none", "", "n/a"):
+            continue
+        found = resolver.resolve(_unlemma(phrase), 1)
+        if found:
+            out.add(found[0].target)
+    return out
+
+
+def _resolve_info(resolver: Any, phrase: str) -> set[str]:
+    if str(phrase).strip().lower() in ("none", ""):
+        return set()
+    found = resolver.resolve(_unlemma(phrase), 1)
+    return {found[0].target} if found and found[0].reached else set()
+
+
+def to_paper(norm: Norm, tree: RegulationTree) -> dict[str, Any]:
+    """A norm in the paper's format, with our provenance fields added."""
+    return {
+        "text": tree.full_specification(norm.node),
+        "node_index": norm.node,
+        "refer_list": {target: relation for target, relation in norm.refs},
+        "norm_type": TO_PAPER[norm.norm_type],
+        "sender": list(norm.sender) or ["none"],
+        "sender_role": ", ".join(norm.sender_roles) or "none",
+        "recipient": list(norm.recipient) or ["none"],
+        "recipient_role": ", ".join(norm.recipient_roles) or "none",
+        "subject": list(norm.subject) or ["none"],
+        "subject_role": ", ".join(norm.subject_roles) or "none",
+        "information_type": norm.information_type or "none",
+        "consent_form": norm.consent_form,
+        "purpose": norm.purpose or "none",
+        "sender_is_subject": norm.sender_is_subject,
+        "recipient_is_subject": norm.recipient_is_subject,
+        "provenance": norm.provenance,
+        "version": norm.version,
+    }
+
+
+def with_provenance(norm: Norm, provenance: str, version: str) -> Norm:
+    return replace(norm, provenance=provenance, version=version)
+
+
+@dataclass
+class NormSet:
+    """Norms by node id."""
+
+    norms: dict[str, Norm] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(n.norm_type for n in self.norms.values())
+        return {t: c[t] for t in NORM_TYPES}
