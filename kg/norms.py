@@ -150,16 +150,19 @@ _ACTOR = re.compile(
 )
 _RECIPIENT = re.compile(
     r"\b(?:disclose|disclosed|disclosures?|provide|release|report|make available)\b[^.;]*?\bto\s+"
-    r"(?P<who>(?:a|an|the|any|other|such|members? of the)?\s*[\w'’ -]{2,60}?)(?=[,;.:()]|\s+(?:for|if|who|that|when|as|in|under|to|with|about|pursuant)\b|$)",
+    r"(?P<who>(?:a|an|the|any|other|such|members? of the)?\s*[\w'’ -]{2,60}?)"
+    r"(?=[,;.:()]|\s+(?:for|if|who|that|when|as|in|under|to|with|about|pursuant)\b|$)",
     re.I,
 )
 _LEAD_TO = re.compile(
-    r"^\s*to\s+(?P<who>(?:a|an|the|any|other)?\s*[\w'’ -]{2,60}?)(?=[,;.:]|\s+(?:for|if|who|that|when|as|in|under|with)\b|$)",
+    r"^\s*to\s+(?P<who>(?:a|an|the|any|other)?\s*[\w'’ -]{2,60}?)"
+    r"(?=[,;.:]|\s+(?:for|if|who|that|when|as|in|under|with)\b|$)",
     re.I,
 )
 _INFO = re.compile(
-    r"\b(?:electronic )?protected health information\b|\bpsychotherapy notes\b|\bgenetic information\b"
-    r"|\blimited data set\b|\bde-identified (?:information|data)\b|\bsummary health information\b"
+    r"\b(?:electronic )?protected health information\b|\bpsychotherapy notes\b"
+    r"|\bgenetic information\b|\blimited data set\b|\bde-identified (?:information|data)\b"
+    r"|\bsummary health information\b"
     r"|\bindividually identifiable health information\b|\bhealth information\b",
     re.I,
 )
