@@ -158,6 +158,159 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store(args: argparse.Namespace):
+    from privacy_checklist.kg.store import NormStore
+
+    return NormStore(args.store) if getattr(args, "store", None) else NormStore()
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    kb = _load(args)
+    if args.only and args.only not in kb.tree:
+        raise CliError(f"--only {args.only!r}: no such node (e.g. 164.502 or 'Part 164 Subpart E')")
+    if args.annotator == "llm":
+        raise CliError(
+            "the LLM annotator is not available yet in this version; use --annotator rules"
+        )
+    from privacy_checklist.kg.norms import annotatable
+
+    todo = annotatable(kb.tree, args.only)
+    bar = tqdm(
+        total=len(todo), desc="annotating (rules)", unit="paragraph", file=sys.stderr, disable=None
+    )
+    fresh = kb.annotate_rules(args.only, progress=bar.update)
+    bar.close()
+    norms = {**kb.norms, **fresh} if kb.has_norms else fresh
+    if kb.path is None or not os.access(kb.path, os.W_OK):
+        raise CliError(
+            f"{kb.path}: not writable; pass --kb DIR for a knowledge base you can change"
+        )
+    target = kb.write_norms(norms)
+    counts = {
+        t: sum(1 for n in fresh.values() if n.norm_type == t)
+        for t in ("permit", "prohibit", "definition")
+    }
+    print(f"Annotated {len(fresh)} paragraphs with the rules annotator: {counts}; wrote {target}")
+    return 0
+
+
+def cmd_annotate_eval(args: argparse.Namespace) -> int:
+    from privacy_checklist.kg.norms import evaluate_against, read_paper_file
+
+    kb = _load(args)
+    try:
+        gold = read_paper_file(Path(args.gold))
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    with _store(args) as store:
+        norms = store.effective(kb.norms)
+    result = evaluate_against(norms, gold, kb.role_resolver(False), kb.attribute_resolver(False))
+    if args.json:
+        _print_json(result)
+        return 0
+    print(f"{args.gold}: {result['n']} paragraphs")
+    print(
+        f"  norm type accuracy {result['norm_type_accuracy']:.3f}, "
+        f"macro-F1 {result['norm_type_macro_f1']:.3f}"
+    )
+    for kind, row in result["per_type"].items():
+        print(
+            f"  {kind:<11} precision {row['precision']:.3f} recall {row['recall']:.3f} "
+            f"F1 {row['f1']:.3f} (support {row['support']})"
+        )
+    print("  confusion (rows gold, columns ours): " + json.dumps(result["confusion"]))
+    print(
+        "  agreement on resolved graph nodes: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in result["agreement"].items() if v is not None)
+    )
+    return 0
+
+
+def _norm_view(record: Any) -> dict[str, Any]:
+    norm = record.norm.to_json()
+    norm["annotation_version"] = norm.pop("version")
+    return {
+        **norm,
+        "status": record.status,
+        "version": record.version,
+        "updated_at": record.updated_at,
+        "updated_by": record.updated_by,
+        "comment": record.comment,
+    }
+
+
+def cmd_norms(args: argparse.Namespace) -> int:
+    from privacy_checklist.kg.store import StoreError
+
+    kb = _load(args)
+    baseline = kb.norms
+    try:
+        with _store(args) as store:
+            return _norms_action(args, kb, baseline, store)
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _norms_action(args: argparse.Namespace, kb: KnowledgeBase, baseline: Any, store: Any) -> int:
+    action = args.action
+    if action == "show":
+        record = store.current(args.id, baseline)
+        view = _norm_view(record)
+        if args.json:
+            _print_json(view)
+        else:
+            for key, value in view.items():
+                print(f"{key:<22} {value}")
+        return 0
+    if action == "history":
+        rows = store.history(args.id)
+        if args.json:
+            _print_json(rows)
+        elif not rows:
+            print(f"{args.id}: no changes (the knowledge base's machine annotation, version 0)")
+        for row in rows:
+            print(
+                f"v{row['version']} {row['at']} {row['by']}: {row['action']} -> {row['status']}"
+                + (f" [{row['changed']}]" if row["changed"] else "")
+                + (f" “{row['comment']}”" if row["comment"] else "")
+            )
+        return 0
+    if action == "edit":
+        changes: dict[str, Any] = {}
+        for item in args.set or []:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise CliError(f"--set {item!r}: write FIELD=VALUE")
+            changes[key.strip()] = value.strip()
+        if not changes:
+            raise CliError("nothing to change: pass --set FIELD=VALUE (lists as 'a; b')")
+        record = store.edit(args.id, changes, args.editor, args.version, baseline, args.comment)
+        print(f"{args.id}: saved as version {record.version} (validated by {record.updated_by})")
+        return 0
+    if action in ("validate", "reject"):
+        status = "validated" if action == "validate" else "rejected"
+        record = store.set_status(
+            args.id, status, args.editor, args.version, baseline, args.comment
+        )
+        print(f"{args.id}: {status} at version {record.version} by {record.updated_by}")
+        return 0
+    if action == "export":
+        data = store.export(baseline, kb.tree)
+        out = Path(args.out)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, out)
+        print(f"Wrote {len(data)} norms to {out}")
+        return 0
+    if action == "import":
+        count = store.import_file(Path(args.file), args.editor, baseline)
+        print(f"Imported {count} norms from {args.file}")
+        return 0
+    raise CliError(f"unknown action {action!r}")
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -175,7 +328,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for source in bar:
         bar.set_postfix_str(Path(source).name if "://" not in source else source.rsplit("/", 1)[-1])
         pages.append(load_page(source, timeout=args.timeout))
-    steps = tqdm(total=6, desc="building", unit="step", file=sys.stderr, disable=None)
+    steps = tqdm(total=7, desc="building", unit="step", file=sys.stderr, disable=None)
 
     def progress(message: str) -> None:
         steps.set_postfix_str(message)
@@ -192,7 +345,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             "(pass --ontologies DIR)",
             file=sys.stderr,
         )
-    steps.total = 6 if ontologies is not None else 4
+    steps.total = 7 if ontologies is not None else 4
     try:
         built = kbmod.build(pages, progress=progress, ontologies=ontologies)
     except (ValueError, RoleGraphError) as exc:
@@ -574,6 +727,94 @@ def build_parser() -> argparse.ArgumentParser:
             help="fall back to embedding similarity (default: on)",
         )
         p.set_defaults(func=cmd_evaluate, graph=graph)
+
+    p = sub.add_parser(
+        "annotate",
+        help="read every paragraph as Contextual Integrity (norm type, parties, information ...)",
+        description="Annotate the paragraphs of Parts 160 and 164 (or those under --only) and "
+        "write norms.json into the knowledge base (--kb DIR for one you can change). The rules "
+        "annotator needs no LLM.",
+    )
+    p.add_argument("--annotator", choices=["rules", "llm"], default="rules")
+    p.add_argument(
+        "--only", metavar="NODE", help="only the paragraphs under this node, e.g. 164.502"
+    )
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser(
+        "annotate-eval",
+        help="agreement of the norms with an expert file in the paper's format",
+        description="Compare the knowledge base's current norms (the store's validated ones "
+        "winning) with a file in the paper's format: norm type accuracy and macro-F1, the "
+        "confusion matrix, and agreement of sender, recipient, subject and information type "
+        "measured on resolved graph nodes.",
+    )
+    p.add_argument("--gold", required=True, metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="the editors' store (default: $PCHECK_STORE or the user data dir)",
+    )
+    p.set_defaults(func=cmd_annotate_eval)
+
+    group = sub.add_parser(
+        "norms",
+        help="the editors' store: show, edit, validate, reject, history, export, import",
+        description="Editors review norms here. Every change names the version it was made against "
+        "(--version N, from 'show'); a stale one is refused with who changed what since.",
+    )
+    group.add_argument(
+        "--store",
+        metavar="PATH",
+        help="the SQLite store (default: $PCHECK_STORE or "
+        "~/.local/share/privacy-checklist/norms.sqlite)",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, text in (("show", "a norm as it stands"), ("history", "every change of a norm")):
+        p = actions.add_parser(name, help=text, description=f"Print {text}.")
+        p.add_argument("id", help="paragraph id")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.set_defaults(func=cmd_norms)
+    for name, text in (
+        ("edit", "change fields (the result is validated)"),
+        ("validate", "accept a norm as it stands"),
+        ("reject", "reject a norm"),
+    ):
+        p = actions.add_parser(name, help=text, description=f"{text.capitalize()}.")
+        p.add_argument("id", help="paragraph id")
+        p.add_argument("--editor", required=True, metavar="NAME", help="who you are")
+        p.add_argument(
+            "--version",
+            type=int,
+            required=True,
+            metavar="N",
+            help="the version you looked at (pcheck norms show ID)",
+        )
+        p.add_argument("--comment", default="", help="why")
+        if name == "edit":
+            p.add_argument(
+                "--set",
+                action="append",
+                metavar="FIELD=VALUE",
+                help="e.g. --set norm_type=prohibit --set 'recipient=family member; friend'",
+            )
+        p.set_defaults(func=cmd_norms)
+    p = actions.add_parser(
+        "export",
+        help="all norms in the paper's JSON format plus provenance",
+        description="Write every norm in the paper's format plus our fields.",
+    )
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.set_defaults(func=cmd_norms)
+    p = actions.add_parser(
+        "import",
+        help="import a file written by export (all or nothing)",
+        description="Check the whole file first; import it in one transaction.",
+    )
+    p.add_argument("file")
+    p.add_argument("--editor", required=True, metavar="NAME")
+    p.set_defaults(func=cmd_norms)
 
     p = sub.add_parser(
         "demo",

@@ -35,6 +35,7 @@ from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_b
 from privacy_checklist.kg.concepts import ConceptGraph, Resolver, load_graph
 from privacy_checklist.kg.definitions import Definition, Definitions, extract_definitions
 from privacy_checklist.kg.embeddings import embedding_fallback
+from privacy_checklist.kg.norms import RULES_VERSION, Norm, RulesAnnotator, annotatable
 from privacy_checklist.kg.roles import build_role_graph, role_resolver, wordnet_nouns
 from privacy_checklist.kg.tree import Anomaly, Node, RegulationTree, build_tree
 
@@ -42,6 +43,7 @@ FORMAT_VERSION = 1
 BUILDER = "privacy-checklist ingest (format 1)"
 JSON_FILES = ("tree.json", "references.json", "definitions.json", "provenance.json")
 GRAPH_FILES = ("roles.json", "attributes.json", "nouns.txt.gz")
+NORMS_FILE = "norms.json"
 VOCAB = "https://w3id.org/privacy-checklist/vocab#"
 NODE_BASE = "https://w3id.org/privacy-checklist/hipaa/"
 
@@ -68,6 +70,54 @@ class KnowledgeBase:
     built_roles: ConceptGraph | None = None
     built_attributes: ConceptGraph | None = None
     built_nouns: frozenset[str] | None = None
+    built_norms: dict[str, Norm] | None = None
+
+    @cached_property
+    def norms(self) -> dict[str, Norm]:
+        """The machine (rules) annotation of every annotated paragraph, by node id."""
+        if self.built_norms is not None:
+            return self.built_norms
+        data = _read_json(self._graph_file(NORMS_FILE).parent, NORMS_FILE)
+        return {row["node"]: Norm.from_json(row) for row in data["norms"]}
+
+    @property
+    def has_norms(self) -> bool:
+        return self.built_norms is not None or (
+            self.path is not None and (self.path / NORMS_FILE).exists()
+        )
+
+    def annotate_rules(
+        self, only: str | None = None, progress: Callable[[int], None] | None = None
+    ) -> dict[str, Norm]:
+        """Annotate paragraphs with the rules annotator (all of Parts 160 and 164, or ``only``)."""
+        annotator = RulesAnnotator(
+            self.tree, self.refs_out, self.role_resolver(False), self.attribute_resolver(False)
+        )
+        out: dict[str, Norm] = {}
+        for node_id in annotatable(self.tree, only):
+            out[node_id] = annotator.annotate(node_id)
+            if progress is not None:
+                progress(1)
+        return out
+
+    def write_norms(self, norms: dict[str, Norm], directory: Path | None = None) -> Path:
+        """Write ``norms.json`` atomically into the knowledge base directory."""
+        directory = Path(directory or self.path or ".")
+        target = directory / NORMS_FILE
+        tmp = target.with_name(f".{NORMS_FILE}.tmp-{os.getpid()}")
+        data = {
+            "format": FORMAT_VERSION,
+            "annotator": RULES_VERSION,
+            "norms": [n.to_json() for n in sorted(norms.values(), key=lambda n: n.node)],
+        }
+        try:
+            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.built_norms = norms
+        self.__dict__.pop("norms", None)
+        return target
 
     # ---------------------------------------------------------------- role and attribute graphs
     def _graph_file(self, name: str) -> Path:
@@ -165,6 +215,11 @@ class KnowledgeBase:
             **(
                 {"roles": self.roles.stats(), "attributes": self.attributes.stats()}
                 if self.has_graphs
+                else {}
+            ),
+            **(
+                {"norms": dict(Counter(n.norm_type for n in self.norms.values()))}
+                if self.has_norms
                 else {}
             ),
             "sources": [
@@ -362,9 +417,12 @@ class KnowledgeBase:
             self.built_attributes.save(directory, "attributes", graph_files)
             nouns = "\n".join(sorted(self.built_nouns or ())) + "\n"
             (directory / "nouns.txt.gz").write_bytes(gzip.compress(nouns.encode("utf-8"), mtime=0))
+            if self.built_norms is not None:
+                self.write_norms(self.built_norms, directory)
         elif self.path is not None and self.path != directory:
             for name in (
                 *GRAPH_FILES,
+                NORMS_FILE,
                 "roles.graphml",
                 "roles.ttl",
                 "attributes.graphml",
@@ -498,6 +556,8 @@ def build(
         say("attribute graph")
         kb.built_attributes = build_attribute_graph(tree, ontologies)
         kb.built_nouns = wordnet_nouns()
+        say("norms")
+        kb.built_norms = kb.annotate_rules()
     return kb
 
 

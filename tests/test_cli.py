@@ -14,7 +14,19 @@ from rdflib import Graph
 
 from privacy_checklist.app.cli import build_parser, main
 
-SUBCOMMANDS = ["ingest", "stats", "show", "define", "export", "roles", "attributes", "demo"]
+SUBCOMMANDS = [
+    "ingest",
+    "stats",
+    "show",
+    "define",
+    "export",
+    "roles",
+    "attributes",
+    "annotate",
+    "annotate-eval",
+    "norms",
+    "demo",
+]
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
