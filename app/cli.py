@@ -170,11 +170,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     kb = _load(args)
     if args.only and args.only not in kb.tree:
         raise CliError(f"--only {args.only!r}: no such node (e.g. 164.502 or 'Part 164 Subpart E')")
-    if args.annotator == "llm":
-        raise CliError(
-            "the LLM annotator is not available yet in this version; use --annotator rules"
-        )
     from privacy_checklist.kg.norms import annotatable
+
+    if args.annotator == "llm":
+        return _annotate_llm(args, kb, annotatable(kb.tree, args.only))
 
     todo = annotatable(kb.tree, args.only)
     bar = tqdm(
@@ -194,6 +193,49 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     }
     print(f"Annotated {len(fresh)} paragraphs with the rules annotator: {counts}; wrote {target}")
     return 0
+
+
+def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) -> int:
+    from tqdm import tqdm
+
+    from privacy_checklist.reasoning.annotate import LLMAnnotator
+    from privacy_checklist.reasoning.llm import LLMClient, LLMConfig, LLMError
+
+    try:
+        config = LLMConfig.from_env(
+            args.llm_base_url,
+            args.llm_model,
+            timeout=args.llm_timeout,
+            concurrency=args.concurrency,
+        )
+    except LLMError as exc:
+        raise CliError(str(exc)) from exc
+    roles = kb.role_resolver(False)
+
+    def resolve(phrases: Any) -> tuple[str, ...]:
+        found = [roles.resolve(p, 1) for p in phrases]
+        return tuple(dict.fromkeys(m[0].target for m in found if m))
+
+    client = LLMClient(config)
+    annotator = LLMAnnotator(client, kb.tree, kb.refs_out, resolve)
+    bar = tqdm(
+        total=len(todo),
+        desc=f"annotating ({client.name})",
+        unit="paragraph",
+        file=sys.stderr,
+        disable=None,
+    )
+    norms, failures = annotator.annotate(todo, progress=lambda: bar.update(1))
+    bar.close()
+    with _store(args) as store:
+        written = store.put_machine(norms, client.name)
+    print(
+        f"Annotated {len(norms)} of {len(todo)} paragraphs with {client.name}; stored {written} "
+        f"(validated or rejected ones kept); {len(failures)} failed"
+    )
+    for failure in failures[:20]:
+        print(f"  failed {failure.node}: {failure.reason}", file=sys.stderr)
+    return 0 if not failures else 3
 
 
 def cmd_annotate_eval(args: argparse.Namespace) -> int:
@@ -739,6 +781,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--only", metavar="NODE", help="only the paragraphs under this node, e.g. 164.502"
     )
+    p.add_argument(
+        "--llm-base-url", metavar="URL", help="OpenAI-compatible endpoint ($PCHECK_LLM_BASE_URL)"
+    )
+    p.add_argument("--llm-model", metavar="NAME", help="model name ($PCHECK_LLM_MODEL)")
+    p.add_argument(
+        "--llm-timeout", type=float, default=60.0, metavar="S", help="seconds per request"
+    )
+    p.add_argument("--concurrency", type=int, default=4, help="requests at once (default 4)")
+    p.add_argument("--store", metavar="PATH", help="where LLM annotations go (the editors' store)")
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser(
