@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +35,36 @@ def measure(script: str, task: str, runs: int, *extra: str) -> dict[str, float]:
         "peak_mb": max(s["peak_mb"] for s in samples),
         "runs": runs,
     }
+
+
+def run_main(
+    doc: str, runs: int, need: str, child: Callable[[str, Path], None]
+) -> argparse.Namespace | None:
+    """Parse the benchmarks' common options; run ``child`` and return None in a child process.
+
+    Exits with a clear message when ``../shared/data/<need>`` is missing.
+    """
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--runs", type=int, default=runs, help=f"runs per measurement (default {runs})"
+    )
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=REPO.parent / "shared" / "data",
+        help="the shared data folder",
+    )
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.shared)
+        return None
+    if not (args.shared / need).is_dir():
+        raise SystemExit(f"bench: {args.shared / need} not found; pass --shared")
+    return args
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -19,17 +19,15 @@ under 20 ms a phrase, roles accuracy at least 0.90, attributes at least 0.85.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import csv
 import json
 import resource
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from common import REPO, measure, percentile
+from common import REPO, measure, percentile, run_main
 
 LISTS = {
     "roles": ["role_phrases.tsv", "heldout_role_phrases.tsv"],
@@ -120,22 +118,9 @@ def gold_fields(kb, shared: Path) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument(
-        "--runs", type=int, default=3, help="runs per build/load measurement (default 3)"
-    )
-    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--json", type=Path, help="also write the results to this file")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        child(args.child, args.shared)
+    args = run_main(__doc__, 3, "ontologies", child)
+    if args is None:
         return 0
-    if not (args.shared / "ontologies").is_dir():
-        print(f"bench: {args.shared}/ontologies not found; pass --shared", file=sys.stderr)
-        return 1
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.kg.attributes import information_type
     from privacy_checklist.kg.labels import evaluate, read_labels

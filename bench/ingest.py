@@ -9,15 +9,13 @@ memory. Targets on the project's 2-core machine: ingest at most 5 s, load at mos
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import measure
+from common import measure, run_main
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = {"ingest (parse + build)": 5.0, "ingest + save (JSON, GraphML, Turtle)": 5.0, "load": 0.5}
@@ -44,25 +42,9 @@ def child(task: str, shared: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (default 5)")
-    parser.add_argument(
-        "--shared",
-        type=Path,
-        default=REPO.parent / "shared" / "data",
-        help="the shared data folder holding hipaa/*.html",
-    )
-    parser.add_argument("--json", type=Path, help="also write the results to this file")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.child:
-        child(args.child, args.shared)
+    args = run_main(__doc__, 5, "hipaa", child)
+    if args is None:
         return 0
-    if not (args.shared / "hipaa").is_dir():
-        print(f"bench: {args.shared}/hipaa not found; pass --shared", file=sys.stderr)
-        return 1
     results = {
         "ingest (parse + build)": measure(
             __file__, "ingest", args.runs, "--shared", str(args.shared)

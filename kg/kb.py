@@ -80,6 +80,25 @@ class KnowledgeBase:
         data = _read_json(self._graph_file(NORMS_FILE).parent, NORMS_FILE)
         return {row["node"]: Norm.from_json(row) for row in data["norms"]}
 
+    def norm_counts(self, store_path: Path | None = None) -> dict[str, int]:
+        """Norms by type as everything reads them (the editors' store winning), and how many
+        an editor validated. The store is read only when it exists."""
+        from privacy_checklist.kg.store import NormStore, default_store_path
+
+        path = store_path or default_store_path()
+        norms, validated = self.norms, 0
+        if path.exists():
+            with NormStore(path) as store:
+                norms = store.effective(self.norms)
+                validated = store.counts().get("validated", 0)
+        counts = Counter(n.norm_type for n in norms.values())
+        return {
+            "permit": counts["permit"],
+            "prohibit": counts["prohibit"],
+            "definition": counts["definition"],
+            "validated": validated,
+        }
+
     @property
     def has_norms(self) -> bool:
         return self.built_norms is not None or (
@@ -217,11 +236,7 @@ class KnowledgeBase:
                 if self.has_graphs
                 else {}
             ),
-            **(
-                {"norms": dict(Counter(n.norm_type for n in self.norms.values()))}
-                if self.has_norms
-                else {}
-            ),
+            **({"norms": self.norm_counts()} if self.has_norms else {}),
             "sources": [
                 {k: s.get(k) for k in ("part", "url", "up_to_date", "sha256")}
                 for s in self.provenance.get("sources", [])

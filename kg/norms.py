@@ -35,6 +35,8 @@ PAPER_TYPES = {
 TO_PAPER = {v: k for k, v in PAPER_TYPES.items()}
 RULES_VERSION = "rules-1"
 RELATIONS = ("support", "exception")
+#: The fields of a :class:`Norm` that hold lists of phrases or roles.
+LIST_FIELDS = ("sender", "sender_roles", "recipient", "recipient_roles", "subject", "subject_roles")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +78,7 @@ class Norm:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Norm:
         values = dict(data)
-        for key in (
-            "sender",
-            "sender_roles",
-            "recipient",
-            "recipient_roles",
-            "subject",
-            "subject_roles",
-        ):
+        for key in LIST_FIELDS:
             values[key] = tuple(values.get(key) or ())
         values["refs"] = tuple(tuple(r) for r in values.get("refs") or ())
         return cls(**values)

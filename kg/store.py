@@ -21,17 +21,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.kg.norms import NORM_TYPES, PAPER_TYPES, RELATIONS, TO_PAPER, Norm
+from privacy_checklist.kg.norms import (
+    LIST_FIELDS,
+    NORM_TYPES,
+    PAPER_TYPES,
+    RELATIONS,
+    TO_PAPER,
+    Norm,
+)
 
 STATUSES = ("machine", "validated", "rejected")
 EDITABLE = (
     "norm_type",
-    "sender",
-    "sender_roles",
-    "recipient",
-    "recipient_roles",
-    "subject",
-    "subject_roles",
+    *LIST_FIELDS,
     "information_type",
     "information_class",
     "purpose",
@@ -40,7 +42,6 @@ EDITABLE = (
     "recipient_is_subject",
     "refs",
 )
-LIST_FIELDS = ("sender", "sender_roles", "recipient", "recipient_roles", "subject", "subject_roles")
 YES_NO = ("yes", "no", "not sure")
 
 SCHEMA = """
