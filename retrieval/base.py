@@ -1,0 +1,136 @@
+"""What every retriever shares: the documents (annotated paragraphs), hits, filters.
+
+A document is one paragraph of the knowledge base that has a norm, with its own text, its full
+specification (root to leaf, what the paper's BM25 indexed), its norm type and its place. Each
+carries a content hash, so an index rebuilt after the knowledge base changed re-does only the
+documents whose hash changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+MAX_QUERY_CHARS = 20_000
+
+
+class QueryError(ValueError):
+    """A query that cannot be searched (empty, not text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    node: str
+    text: str
+    spec: str
+    norm_type: str
+    part: str
+    section: str
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A retrieved norm: its node, score, the method that found it, and why."""
+
+    node: str
+    score: float
+    method: str
+    spans: tuple[tuple[int, int], ...] = ()
+    via: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "score": round(self.score, 6),
+            "method": self.method,
+            "spans": [list(s) for s in self.spans],
+            "via": self.via,
+        }
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrict hits to norm types, parts ("164") or sections ("164.512")."""
+
+    norm_types: frozenset[str] = field(default_factory=frozenset)
+    parts: frozenset[str] = field(default_factory=frozenset)
+    sections: frozenset[str] = field(default_factory=frozenset)
+
+    def allows(self, doc: Document) -> bool:
+        return (
+            (not self.norm_types or doc.norm_type in self.norm_types)
+            and (not self.parts or doc.part in self.parts)
+            and (not self.sections or doc.section in self.sections)
+        )
+
+
+NO_FILTERS = Filters()
+
+
+class Retriever(Protocol):
+    name: str
+
+    def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]: ...
+
+
+def check_query(query: object) -> str:
+    """The query as text, or :class:`QueryError` (empty, whitespace, not text)."""
+    if not isinstance(query, str):
+        raise QueryError(f"a query must be text, not {type(query).__name__}")
+    if not query.strip():
+        raise QueryError("the query is empty: pass a case narrative or a few words")
+    return query
+
+
+def digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def documents(kb: Any) -> list[Document]:
+    """The annotated paragraphs of a knowledge base, in document order."""
+    out = []
+    norms = kb.norms
+    for node in kb.tree:
+        norm = norms.get(node.id)
+        if norm is None:
+            continue
+        section = kb.tree.section_of(node.id)
+        spec = kb.tree.full_specification(node.id)
+        text = " ".join(filter(None, [node.title, node.text]))
+        out.append(
+            Document(
+                node.id,
+                text,
+                spec,
+                norm.norm_type,
+                node.id.split(".")[0],
+                section.id if section else "",
+                digest(text, spec, norm.norm_type),
+            )
+        )
+    return out
+
+
+def top(
+    scored: Iterable[tuple[str, float]],
+    docs: dict[str, Document],
+    k: int,
+    filters: Filters,
+    method: str,
+) -> list[Hit]:
+    ranked = sorted(
+        ((n, s) for n, s in scored if s > 0 and filters.allows(docs[n])),
+        key=lambda item: (-item[1], item[0]),
+    )
+    return [Hit(n, float(s), method) for n, s in ranked[: max(0, k)]]
+
+
+def section_of(node: str) -> str:
+    return node.split("(")[0]
+
+
+def unique(values: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(values))

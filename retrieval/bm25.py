@@ -1,0 +1,78 @@
+"""BM25 over the annotated paragraphs (rank-bm25, the paper's k1 = 1.5 and b = 0.75).
+
+Indexes each paragraph's full specification (root to leaf) or its own text; the tokens are
+saved as JSON with each document's content hash, so a rebuild re-tokenises only what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from rank_bm25 import BM25Okapi
+
+from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
+from privacy_checklist.retrieval.text import tokenize
+
+K1, B = 1.5, 0.75
+FIELDS = ("spec", "text")
+
+
+class BM25Retriever:
+    """Okapi BM25 over one field of the documents."""
+
+    def __init__(
+        self,
+        docs: Sequence[Document],
+        field: str = "spec",
+        cached: dict[str, tuple[str, list[str]]] | None = None,
+    ) -> None:
+        if field not in FIELDS:
+            raise ValueError(f"field {field!r}: use one of {FIELDS}")
+        self.name = "bm25" if field == "spec" else "bm25-text"
+        self.field = field
+        self.docs = {d.node: d for d in docs}
+        self.order = [d.node for d in docs]
+        cached = cached or {}
+        self.tokens: dict[str, tuple[str, list[str]]] = {}
+        self.reused = 0
+        for doc in docs:
+            hit = cached.get(doc.node)
+            if hit is not None and hit[0] == doc.digest:
+                self.tokens[doc.node] = hit
+                self.reused += 1
+            else:
+                self.tokens[doc.node] = (doc.digest, tokenize(getattr(doc, field)))
+        self.bm25 = BM25Okapi([self.tokens[n][1] or ["_"] for n in self.order], k1=K1, b=B)
+
+    def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
+        terms = tokenize(check_query(query))
+        if not terms:
+            return []
+        scores = self.bm25.get_scores(terms)
+        return top(zip(self.order, scores, strict=True), self.docs, k, filters, self.name)
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "field": self.field,
+                    "k1": K1,
+                    "b": B,
+                    "tokens": {n: list(v) for n, v in self.tokens.items()},
+                }
+            ),
+            encoding="utf-8",
+        )
+        tmp.replace(path)
+
+    @staticmethod
+    def cached(path: Path) -> dict[str, tuple[str, list[str]]]:
+        """Saved tokens by node (empty when the file is missing or damaged: rebuilt)."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return {n: (v[0], list(v[1])) for n, v in data["tokens"].items()}
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return {}

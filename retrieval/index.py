@@ -1,0 +1,121 @@
+"""The retrieval index of a knowledge base: every method behind one ``search``.
+
+Saved beside the knowledge base (``<kb>/index``), or, when that is not writable (the copy that
+ships inside the package), in ``~/.cache/privacy-checklist/index/<kb digest>``. Each method is
+built on first use and re-indexes only the documents whose content changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.retrieval.base import (
+    MAX_QUERY_CHARS,
+    NO_FILTERS,
+    Filters,
+    Hit,
+    QueryError,
+    check_query,
+    documents,
+)
+from privacy_checklist.retrieval.bm25 import BM25Retriever
+from privacy_checklist.retrieval.cies import CIESRetriever, read_case, rewrite
+from privacy_checklist.retrieval.hybrid import HybridRetriever
+
+METHODS = ("bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es", "hybrid")
+
+
+def default_index_dir(kb: Any) -> Path:
+    if kb.path is not None and os.access(kb.path, os.W_OK):
+        return Path(kb.path) / "index"
+    key = hashlib.sha256(str(Path(kb.path or ".").resolve()).encode()).hexdigest()[:12]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "privacy-checklist" / "index" / key
+
+
+class RewriteRetriever:
+    """BM25 on the query with the law's terms for its roles and information appended."""
+
+    name = "bm25-rewrite"
+
+    def __init__(self, bm25: BM25Retriever, kb: Any) -> None:
+        self.bm25, self.kb = bm25, kb
+
+    def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
+        reading = read_case(check_query(query), self.kb.roles, self.kb.attributes)
+        hits = self.bm25.search(rewrite(query, reading), k, filters)
+        return [Hit(h.node, h.score, self.name, h.spans, h.via) for h in hits]
+
+
+class RetrievalIndex:
+    """All retrieval methods over one knowledge base."""
+
+    def __init__(
+        self,
+        kb: Any,
+        directory: Path | None = None,
+        chroma_url: str | None = None,
+        model_path: str | None = None,
+        embeddings: bool = True,
+    ) -> None:
+        self.kb = kb
+        self.directory = Path(directory) if directory else default_index_dir(kb)
+        self.chroma_url = chroma_url
+        self.model_path = model_path
+        self.embeddings = embeddings
+        self.docs = documents(kb)
+        self.by_node = {d.node: d for d in self.docs}
+        self._methods: dict[str, Any] = {}
+
+    def method(self, name: str) -> Any:
+        if name not in METHODS:
+            raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+        if name not in self._methods:
+            self._methods[name] = self._build(name)
+        return self._methods[name]
+
+    def _build(self, name: str) -> Any:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if name in ("bm25", "bm25-text"):
+            field = "spec" if name == "bm25" else "text"
+            path = self.directory / f"{name}.json"
+            retriever = BM25Retriever(self.docs, field, BM25Retriever.cached(path))
+            if retriever.reused != len(self.docs):
+                retriever.save(path)
+            return retriever
+        if name == "bm25-rewrite":
+            return RewriteRetriever(self.method("bm25"), self.kb)
+        if name == "embedding":
+            from privacy_checklist.retrieval.embedding import EmbeddingRetriever
+
+            return EmbeddingRetriever(
+                self.docs, self.directory / "chroma", self.chroma_url, self.model_path
+            )
+        if name == "ci-es":
+            return CIESRetriever(self.docs, self.kb.norms, self.kb.roles, self.kb.attributes)
+        parts = [self.method("bm25-rewrite"), self.method("ci-es")]
+        if self.embeddings:
+            parts.insert(1, self.method("embedding"))
+        return HybridRetriever(parts, self.kb.refs_out, self.kb.norms, self.by_node)
+
+    def search(
+        self, query: object, method: str = "hybrid", k: int = 10, filters: Filters = NO_FILTERS
+    ) -> list[Hit]:
+        """Search; ``k`` larger than the corpus returns everything.
+
+        Raises:
+            QueryError: empty or non-text query.
+        """
+        text = check_query(query)
+        if len(text) > MAX_QUERY_CHARS:
+            warnings.warn(
+                f"query of {len(text):,} characters truncated to {MAX_QUERY_CHARS:,}", stacklevel=2
+            )
+            text = text[:MAX_QUERY_CHARS]
+        if k < 1:
+            raise QueryError(f"k must be at least 1, not {k}")
+        return self.method(method).search(text, min(k, len(self.docs)), filters)
