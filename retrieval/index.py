@@ -97,9 +97,9 @@ class RetrievalIndex:
             )
         if name == "ci-es":
             return CIESRetriever(self.docs, self.kb.norms, self.kb.roles, self.kb.attributes)
-        parts = [self.method("bm25-rewrite"), self.method("ci-es")]
-        if self.embeddings:
-            parts.insert(1, self.method("embedding"))
+        # chosen on the synthetic train cases (bench/retrieval.py --select): every leg helps
+        legs = ["bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es"]
+        parts = [self.method(leg) for leg in legs if leg != "embedding" or self.embeddings]
         return HybridRetriever(parts, self.kb.refs_out, self.kb.norms, self.by_node)
 
     def search(
