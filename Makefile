@@ -58,6 +58,7 @@ kb: setup
 bench: setup
 	@$(BIN)/python bench/ingest.py
 	@$(BIN)/python bench/graphs.py
+	@$(BIN)/python bench/retrieval.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

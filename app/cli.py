@@ -380,9 +380,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     kb = _load(args)
     text = args.text if args.text != "-" else sys.stdin.read()
     index = _index(args, kb)
+    from privacy_checklist.retrieval.index import IndexUnavailable
+
     try:
         hits = index.search(text, args.method, args.k, _filters(args))
-    except QueryError as exc:
+    except (QueryError, IndexUnavailable) as exc:
         raise CliError(str(exc)) from exc
     if args.json:
         _print_json([{**h.to_json(), "text": kb.tree[h.node].text} for h in hits])

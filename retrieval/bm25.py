@@ -7,9 +7,11 @@ saved as JSON with each document's content hash, so a rebuild re-tokenises only 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 from rank_bm25 import BM25Okapi
 
 from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
@@ -45,12 +47,37 @@ class BM25Retriever:
             else:
                 self.tokens[doc.node] = (doc.digest, tokenize(getattr(doc, field)))
         self.bm25 = BM25Okapi([self.tokens[n][1] or ["_"] for n in self.order], k1=K1, b=B)
+        self._postings = self._invert()
+
+    def _invert(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """term -> (document positions, BM25 term weights): rank-bm25's formula, precomputed."""
+        lengths = np.asarray(self.bm25.doc_len, dtype=float)
+        norm = K1 * (1 - B + B * lengths / self.bm25.avgdl)
+        postings: dict[str, tuple[list[int], list[float]]] = {}
+        for position, freqs in enumerate(self.bm25.doc_freqs):
+            for term, tf in freqs.items():
+                entry = postings.setdefault(term, ([], []))
+                entry[0].append(position)
+                entry[1].append(tf * (K1 + 1) / (tf + norm[position]))
+        return {
+            term: (np.asarray(ids), np.asarray(weights) * self.bm25.idf.get(term, 0.0))
+            for term, (ids, weights) in postings.items()
+        }
+
+    def scores(self, terms: list[str]) -> np.ndarray:
+        """The same scores as ``BM25Okapi.get_scores``, from an inverted index (much faster)."""
+        out = np.zeros(len(self.order))
+        for term, count in Counter(terms).items():
+            posting = self._postings.get(term)
+            if posting is not None:
+                out[posting[0]] += count * posting[1]
+        return out
 
     def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
         terms = tokenize(check_query(query))
         if not terms:
             return []
-        scores = self.bm25.get_scores(terms)
+        scores = self.scores(terms)
         return top(zip(self.order, scores, strict=True), self.docs, k, filters, self.name)
 
     def save(self, path: Path) -> None:

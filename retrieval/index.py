@@ -26,6 +26,11 @@ from privacy_checklist.retrieval.bm25 import BM25Retriever
 from privacy_checklist.retrieval.cies import CIESRetriever, read_case, rewrite
 from privacy_checklist.retrieval.hybrid import HybridRetriever
 
+
+class IndexUnavailable(RuntimeError):
+    """An index that cannot be opened or rebuilt; the message says what to do."""
+
+
 METHODS = ("bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es", "hybrid")
 
 
@@ -92,9 +97,17 @@ class RetrievalIndex:
         if name == "embedding":
             from privacy_checklist.retrieval.embedding import EmbeddingRetriever
 
-            return EmbeddingRetriever(
-                self.docs, self.directory / "chroma", self.chroma_url, self.model_path
-            )
+            try:
+                return EmbeddingRetriever(
+                    self.docs, self.directory / "chroma", self.chroma_url, self.model_path
+                )
+            except Exception as exc:  # chromadb raises many kinds; all mean the same here
+                where = self.chroma_url or self.directory / "chroma"
+                raise IndexUnavailable(
+                    f"{where}: the embedding index cannot be opened ({type(exc).__name__}: {exc}); "
+                    "delete the folder to rebuild it, check the Chroma server, or search with "
+                    "--method bm25 / --no-embeddings"
+                ) from exc
         if name == "ci-es":
             return CIESRetriever(self.docs, self.kb.norms, self.kb.roles, self.kb.attributes)
         # chosen on the synthetic train cases (bench/retrieval.py --select): every leg helps

@@ -209,3 +209,32 @@ def test_cli_search_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and set(result) == {"n", "skipped", "section", "paragraph"}
     assert set(result["section"]) == {"hit@1", "hit@5", "hit@10", "recall@10", "mrr"}
+
+
+def test_fast_scores_equal_rank_bm25(index: RetrievalIndex) -> None:
+    """Differential test: our inverted index gives rank-bm25's own scores."""
+    import numpy as np
+
+    bm25 = index.method("bm25")
+    for query in (POLICE, "psychotherapy notes authorization", "164.512(f) law enforcement law"):
+        terms = tokenize(query)
+        assert np.allclose(bm25.scores(terms), bm25.bm25.get_scores(terms))
+
+
+def test_unreachable_chroma_server_is_reported(
+    shipped: KnowledgeBase, tmp_path: Path, capsys
+) -> None:
+    code = main(
+        [
+            "search",
+            "disclosure to police",
+            "--method",
+            "embedding",
+            "--index",
+            str(tmp_path / "idx"),
+            "--chroma-url",
+            f"http://127.0.0.1:{_free_port()}",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and "cannot be opened" in err and err.count("\n") == 1
