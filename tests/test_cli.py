@@ -25,6 +25,8 @@ SUBCOMMANDS = [
     "annotate",
     "annotate-eval",
     "norms",
+    "search",
+    "retrieval-eval",
     "demo",
 ]
 
