@@ -15,7 +15,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
-from privacy_checklist.retrieval.text import tokenize
+from privacy_checklist.retrieval.text import match_spans, tokenize
 
 K1, B = 1.5, 0.75
 FIELDS = ("spec", "text")
@@ -78,7 +78,17 @@ class BM25Retriever:
         if not terms:
             return []
         scores = self.scores(terms)
-        return top(zip(self.order, scores, strict=True), self.docs, k, filters, self.name)
+        hits = top(zip(self.order, scores, strict=True), self.docs, k, filters, self.name)
+        wanted = set(terms)
+        return [
+            Hit(
+                h.node,
+                h.score,
+                h.method,
+                match_spans(getattr(self.docs[h.node], self.field), wanted),
+            )
+            for h in hits
+        ]
 
     def save(self, path: Path) -> None:
         tmp = path.with_name(path.name + ".tmp")

@@ -10,7 +10,7 @@ BM25 and embeddings see the law's words (no LLM needed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from privacy_checklist.kg.concepts import ConceptGraph
 from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
 
 WEIGHTS = {"sender": 2.0, "recipient": 3.0, "subject": 0.5, "information": 1.0, "purpose": 1.5}
+SIMILAR = 0.6  # cosine similarity of role names that counts as a partial match
 TYPE_WEIGHT = {"permit": 1.0, "prohibit": 1.0, "definition": 0.4}
 MAX_WORDS = 3000
 
@@ -72,6 +73,24 @@ def read_case(text: str, roles: ConceptGraph, attributes: ConceptGraph, max_n: i
     return reading
 
 
+def role_similarity(roles: ConceptGraph) -> Callable[[str, set[str]], float]:
+    """Cosine similarity of a role name to the nearest of a set of role names (MiniLM)."""
+    from privacy_checklist.kg.embeddings import model
+
+    names = sorted({n.name for n in roles.nodes.values() if n.kind == "regulatory"})
+    vectors = dict(zip(names, model().encode(names, normalize_embeddings=True), strict=True))
+
+    def similarity(name: str, others: set[str]) -> float:
+        mine = vectors.get(name)
+        if mine is None:
+            return 0.0
+        return max(
+            (float(mine @ vectors[o]) for o in others if o in vectors and o != name), default=0.0
+        )
+
+    return similarity
+
+
 def rewrite(query: str, reading: Reading) -> str:
     """The query with the law's terms for what it holds appended."""
     terms = reading.terms()
@@ -89,11 +108,13 @@ class CIESRetriever:
         norms: dict[str, Any],
         roles: ConceptGraph,
         attributes: ConceptGraph,
+        similarity: Callable[[str, set[str]], float] | None = None,
     ) -> None:
         self.docs = {d.node: d for d in docs}
         self.norms = norms
         self.roles = roles
         self.attributes = attributes
+        self.similarity = similarity
 
     def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
         reading = read_case(check_query(query), self.roles, self.attributes)
@@ -120,6 +141,12 @@ class CIESRetriever:
                 if matched:
                     score += WEIGHTS[key]
                     reasons.append(f"{key}: {matched[0]}")
+                elif values and roles and self.similarity is not None:
+                    # second: how close the norm's role name is to the case's roles
+                    best = max(self.similarity(v, roles) for v in values)
+                    if best >= SIMILAR:
+                        score += WEIGHTS[key] * best * 0.5
+                        reasons.append(f"{key} ~ {values[0]} ({best:.2f})")
             if norm.information_class and norm.information_class in types:
                 score += WEIGHTS["information"]
                 reasons.append(f"information: {norm.information_class}")

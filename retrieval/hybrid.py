@@ -35,13 +35,16 @@ class HybridRetriever:
         check_query(query)
         fused: dict[str, float] = {}
         sources: dict[str, list[str]] = {}
+        spans: dict[str, tuple[tuple[int, int], ...]] = {}
         for part in self.parts:
             weight = self.weights.get(part.name, 1.0)
             for rank, hit in enumerate(part.search(query, POOL, filters), start=1):
                 fused[hit.node] = fused.get(hit.node, 0.0) + weight / (RRF_K + rank)
                 sources.setdefault(hit.node, []).append(f"{part.name}#{rank}")
+                if hit.spans and hit.node not in spans:
+                    spans[hit.node] = hit.spans
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        hits = [Hit(n, s, self.name, (), ", ".join(sources[n])) for n, s in ranked]
+        hits = [Hit(n, s, self.name, spans.get(n, ()), ", ".join(sources[n])) for n, s in ranked]
         head = hits[: max(0, k)]
         seen = {h.node for h in head}
         extra: list[Hit] = []

@@ -109,7 +109,12 @@ class RetrievalIndex:
                     "--method bm25 / --no-embeddings"
                 ) from exc
         if name == "ci-es":
-            return CIESRetriever(self.docs, self.kb.norms, self.kb.roles, self.kb.attributes)
+            from privacy_checklist.retrieval.cies import role_similarity
+
+            similarity = role_similarity(self.kb.roles) if self.embeddings else None
+            return CIESRetriever(
+                self.docs, self.kb.norms, self.kb.roles, self.kb.attributes, similarity
+            )
         # chosen on the synthetic train cases (bench/retrieval.py --select): every leg helps
         legs = ["bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es"]
         parts = [self.method(leg) for leg in legs if leg != "embedding" or self.embeddings]

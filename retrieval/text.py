@@ -51,3 +51,14 @@ def tokenize(text: str) -> list[str]:
         elif token not in STOP_WORDS:
             out.append(_stem(token.strip("'-")) if token.isalpha() or "-" in token else token)
     return [t for t in out if t]
+
+
+def match_spans(text: str, terms: set[str]) -> tuple[tuple[int, int], ...]:
+    """Character spans of ``text`` whose tokens are among ``terms`` (for highlighting)."""
+    spans = []
+    for match in _TOKEN.finditer(text.lower()):
+        token = match.group(0)
+        key = token if token[0].isdigit() or token.startswith("(") else _stem(token.strip("'-"))
+        if key in terms and token not in STOP_WORDS:
+            spans.append((match.start(), match.end()))
+    return tuple(spans)

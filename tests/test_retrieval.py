@@ -238,3 +238,10 @@ def test_unreachable_chroma_server_is_reported(
     )
     err = capsys.readouterr().err
     assert code == 1 and "cannot be opened" in err and err.count("\n") == 1
+
+
+def test_bm25_hits_carry_matched_spans(index: RetrievalIndex) -> None:
+    hit = index.search("law enforcement official", "bm25", 1)[0]
+    spec = index.by_node[hit.node].spec
+    words = {spec[a:b].lower() for a, b in hit.spans}
+    assert hit.spans and {"law", "enforcement"} <= words
