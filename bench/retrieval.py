@@ -6,6 +6,10 @@ same folder (warm: nothing changed, so nothing is re-indexed). Targets on the pr
 machine: bm25 p50 under 10 ms, embedding under 50 ms, hybrid under 100 ms.
 
     python bench/retrieval.py [--runs 1] [--shared ../shared/data] [--json FILE]
+    python bench/retrieval.py --child select     # how the hybrid's legs were chosen
+
+The selection compares sets of legs for the hybrid on the first 250 synthetic train cases that
+have gold regulations (never on the real cases) and prints section and paragraph hit@10.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ def child(task: str, shared: Path) -> None:
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.retrieval.index import RetrievalIndex
 
+    if task == "select":
+        select(shared)
+        return
     method, _, folder = task.partition("@")
     kb = kbmod.load()
     start = time.perf_counter()
@@ -40,6 +47,37 @@ def child(task: str, shared: Path) -> None:
             }
         )
     )
+
+
+LEG_SETS = {
+    "rewrite+embedding+ci-es": ["bm25-rewrite", "embedding", "ci-es"],
+    "text+rewrite+embedding+ci-es": ["bm25-text", "bm25-rewrite", "embedding", "ci-es"],
+    "text+embedding+ci-es": ["bm25-text", "embedding", "ci-es"],
+    "text+embedding": ["bm25-text", "embedding"],
+    "spec+text+embedding+ci-es": ["bm25", "bm25-text", "embedding", "ci-es"],
+    "all": ["bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es"],
+}
+
+
+def select(shared: Path) -> None:
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.retrieval.evaluate import evaluate, read_cases
+    from privacy_checklist.retrieval.hybrid import HybridRetriever
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    kb = kbmod.load()
+    index = RetrievalIndex(kb)
+    cases = read_cases(shared / "cases" / "train_generate_cases_hipaa_applicability.csv")
+    cases = [c for c in cases if c.gold][:250]
+    for name, legs in LEG_SETS.items():
+        hybrid = HybridRetriever(
+            [index.method(leg) for leg in legs], kb.refs_out, kb.norms, index.by_node
+        )
+        r = evaluate(cases, lambda q, h=hybrid: [x.node for x in h.search(q, 10)])
+        print(
+            f"{name:<30} section hit@10 {r['section']['hit@10']:.3f} mrr {r['section']['mrr']:.3f}"
+            f"  paragraph hit@10 {r['paragraph']['hit@10']:.3f}"
+        )
 
 
 def main() -> int:

@@ -115,7 +115,7 @@ class RetrievalIndex:
             return CIESRetriever(
                 self.docs, self.kb.norms, self.kb.roles, self.kb.attributes, similarity
             )
-        # chosen on the synthetic train cases (bench/retrieval.py --select): every leg helps
+        # chosen on synthetic train cases only (python bench/retrieval.py --child select)
         legs = ["bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es"]
         parts = [self.method(leg) for leg in legs if leg != "embedding" or self.embeddings]
         return HybridRetriever(parts, self.kb.refs_out, self.kb.norms, self.by_node)
