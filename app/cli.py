@@ -435,6 +435,122 @@ def cmd_retrieval_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reasoner(kb: KnowledgeBase, args: argparse.Namespace):
+    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    if getattr(args, "method", "offline") != "offline":
+        raise CliError(f"method {args.method!r} is not available yet in this version; use offline")
+    index = RetrievalIndex(
+        kb, Path(args.index) if getattr(args, "index", None) else None, embeddings=False
+    )
+    try:
+        return OfflineReasoner(kb, index)
+    except (FileNotFoundError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from privacy_checklist.retrieval.base import QueryError
+
+    kb = _load(args)
+    if args.file:
+        try:
+            text = (
+                Path(args.file).read_text(encoding="utf-8")
+                if args.file != "-"
+                else sys.stdin.read()
+            )
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"{args.file}: cannot read as UTF-8 text ({exc})") from exc
+    elif args.narrative:
+        text = args.narrative
+    else:
+        raise CliError("no case given: pass NARRATIVE or --file F")
+    try:
+        verdict = _reasoner(kb, args).check(text)
+    except QueryError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        _print_json(verdict.to_json())
+        return 0
+    print(
+        f"Verdict: {verdict.label.replace('_', ' ')}  ("
+        + ", ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
+        + ")"
+    )
+    print(
+        "Rests on: " + (", ".join(n["id"] for n in verdict.norms) or "none (not covered by HIPAA)")
+    )
+    for norm in verdict.norms:
+        print(_wrap(f"{norm['id']}: {norm['text']}", "  "))
+    print("Reasoning:")
+    for step in verdict.reasoning:
+        print(_wrap(step, "  - "))
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from privacy_checklist.reasoning.evaluate import confusion_png, markdown_table, metrics, run
+    from privacy_checklist.retrieval.evaluate import read_cases
+
+    kb = _load(args)
+    try:
+        cases = read_cases(Path(args.cases))
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    if args.limit:
+        cases = cases[: args.limit]
+    out = Path(args.out)
+    results = {}
+    for method in args.method.split(","):
+        args.method = method
+        reasoner = _reasoner(kb, args)
+        bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
+        records = run(
+            cases, method, lambda text, r=reasoner: r.check(text).to_json(), out, bar.update
+        )
+        bar.close()
+        result = metrics(records)
+        results[method] = result
+        (out / f"{method}.metrics.json").write_text(
+            json.dumps(result, indent=2) + "\n", encoding="utf-8"
+        )
+        confusion_png(
+            result, f"{method} on {Path(args.cases).name}", out / f"{method}.confusion.png"
+        )
+    (out / "table.md").write_text(markdown_table(results), encoding="utf-8")
+    if args.json:
+        _print_json(results if len(results) > 1 else next(iter(results.values())))
+    else:
+        print(markdown_table(results), end="")
+        print(f"Logs, metrics and confusion matrices in {out}")
+    return 0
+
+
+def cmd_reasoner_train(args: argparse.Namespace) -> int:
+    from privacy_checklist.reasoning.offline import data_path, train
+    from privacy_checklist.retrieval.evaluate import read_cases
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    kb = _load(args)
+    cases_dir = Path(args.cases_dir)
+    try:
+        train_cases = read_cases(cases_dir / "train_generate_cases_hipaa_applicability.csv")
+        val_cases = read_cases(cases_dir / "val_generate_cases_hipaa_applicability.csv")
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    out = Path(args.out) if args.out else data_path("offline_model.json")
+    model = train(kb, RetrievalIndex(kb, embeddings=False), train_cases, val_cases, out)
+    print(
+        f"Trained on {model['trained_on']}; chosen {model['params']} on "
+        f"{model['selected_on']}; wrote {out}"
+    )
+    return 0
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -909,6 +1025,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     retrieval_options(p)
     p.set_defaults(func=cmd_retrieval_eval, norm_type=None, part=None, section=None)
+
+    p = sub.add_parser(
+        "check",
+        help="decide a case: permitted, prohibited or not covered by HIPAA, and why",
+        description="Read a case narrative and give the verdict, the paragraphs it rests on, "
+        "the roles, information types and cues read from the case, and the reasoning. The "
+        "offline reasoner needs no LLM.",
+    )
+    p.add_argument("narrative", nargs="?", help="the case, quoted (or use --file)")
+    p.add_argument("--file", metavar="F", help="read the case from F ('-' = stdin)")
+    p.add_argument("--method", default="offline", help="offline (default)")
+    p.add_argument("--index", metavar="DIR", help="retrieval index folder")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser(
+        "eval",
+        help="measure a method on a case file: accuracy, macro-F1, per class, confusion",
+        description="Decide every case of a case CSV, logging each to OUT/METHOD.jsonl as it goes "
+        "(stop and rerun: it continues where it was), then write OUT/METHOD.metrics.json, a "
+        "confusion-matrix PNG and OUT/table.md.",
+    )
+    p.add_argument("--cases", required=True, metavar="CSV")
+    p.add_argument("--method", default="offline", help="comma-separated methods (offline)")
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--limit", type=int, help="only the first N cases")
+    p.add_argument("--index", metavar="DIR", help="retrieval index folder")
+    p.add_argument("--json", action="store_true", help="print the metrics as JSON")
+    p.set_defaults(func=cmd_eval)
+
+    group = sub.add_parser(
+        "reasoner",
+        help="the offline reasoner's model",
+        description="Train the offline reasoner's model.",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = actions.add_parser(
+        "train",
+        help="fit on the synthetic train cases, choose on the synthetic val cases",
+        description="Fit the offline reasoner on the synthetic train cases and choose its "
+        "regularisation on the synthetic val cases (never on real cases); write the model JSON.",
+    )
+    p.add_argument("--cases-dir", default="../shared/data/cases", metavar="DIR")
+    p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
+    p.set_defaults(func=cmd_reasoner_train)
 
     p = sub.add_parser(
         "annotate",

@@ -27,6 +27,9 @@ SUBCOMMANDS = [
     "norms",
     "search",
     "retrieval-eval",
+    "check",
+    "eval",
+    "reasoner",
     "demo",
 ]
 

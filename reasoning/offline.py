@@ -1,0 +1,253 @@
+"""The offline reasoner (ours, the default with no LLM): a verdict from the case's reading,
+the retrieved norms and a small linear model.
+
+Features, all explainable: which regulatory roles and HIPAA information types the case's words
+reach through the graphs (applicability: is a covered entity, a business associate or their
+workforce handling protected health information?), phrase cues kept as data
+(``reasoning/data/verdict_cues.json``: without consent, court order, publicity ...), and the
+types of the norms BM25 (with the law's terms) and CI-ES retrieve, weighted by rank. A
+multinomial logistic regression over them is trained on the synthetic train cases only and
+chosen on the synthetic val cases (``pcheck reasoner train``); its weights ship as JSON and
+inference needs only numpy. Every verdict names the norms it rests on and the matches that
+decided it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+LABELS = ("permit", "prohibit", "not_applicable")
+CASE_LABELS = {"Permit": "permit", "Forbid": "prohibit", "Not Applicable": "not_applicable"}
+DEFAULT_PROHIBITION = "164.502(a)"  # no permission covers it: HIPAA's default
+
+
+def data_path(name: str) -> Path:
+    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
+
+
+@dataclass
+class Verdict:
+    """permitted / prohibited / not applicable, what it rests on, and why."""
+
+    label: str
+    probabilities: dict[str, float]
+    norms: list[dict[str, Any]]
+    reasoning: list[str]
+    roles: dict[str, str] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
+    cues: list[dict[str, Any]] = field(default_factory=list)
+    method: str = "offline"
+    raw: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.label,
+            "probabilities": self.probabilities,
+            "norms": self.norms,
+            "reasoning": self.reasoning,
+            "roles": self.roles,
+            "information_types": self.types,
+            "cues": self.cues,
+            "method": self.method,
+            "raw": self.raw,
+        }
+
+
+class Features:
+    """Turns a narrative into the reasoner's feature vector, keeping the evidence."""
+
+    def __init__(self, kb: Any, index: Any, cues_file: Path | None = None) -> None:
+        data = json.loads((cues_file or data_path("verdict_cues.json")).read_text(encoding="utf-8"))
+        self.kb, self.index = kb, index
+        self.cues = {name: re.compile(p, re.I) for name, p in data["cues"].items()}
+        self.roles: list[str] = data["roles"]
+        self.types: list[str] = data["types"]
+
+    @property
+    def names(self) -> list[str]:
+        return (
+            [f"role:{r}" for r in self.roles]
+            + [f"type:{t}" for t in self.types]
+            + [f"cue:{c}" for c in self.cues]
+            + ["norms:permit", "norms:prohibit", "norms:definition", "ci-es:found", "ci-es:top"]
+        )
+
+    def __call__(self, text: str) -> tuple[np.ndarray, dict[str, Any]]:
+        from privacy_checklist.retrieval.cies import read_case
+
+        reading = read_case(text, self.kb.roles, self.kb.attributes)
+        values = [1.0 if r in reading.roles else 0.0 for r in self.roles]
+        values += [1.0 if t in reading.types else 0.0 for t in self.types]
+        found_cues = []
+        for name, pattern in self.cues.items():
+            match = pattern.search(text)
+            values.append(1.0 if match else 0.0)
+            if match:
+                found_cues.append(
+                    {
+                        "cue": name,
+                        "text": match.group(0),
+                        "start": match.start(),
+                        "end": match.end(),
+                    }
+                )
+        hits = self.index.search(text, "bm25-rewrite", 10)
+        weights = {"permit": 0.0, "prohibit": 0.0, "definition": 0.0}
+        for rank, hit in enumerate(hits, start=1):
+            weights[self.kb.norms[hit.node].norm_type] += 1.0 / rank
+        values += [weights["permit"], weights["prohibit"], weights["definition"]]
+        ci = self.index.search(text, "ci-es", 5)
+        values += [len(ci) / 5.0, ci[0].score if ci else 0.0]
+        evidence = {
+            "roles": reading.roles,
+            "types": reading.types,
+            "cues": found_cues,
+            "hits": hits,
+            "ci": ci,
+        }
+        return np.asarray(values, dtype=float), evidence
+
+
+class OfflineReasoner:
+    """Apply the shipped (or a given) model."""
+
+    name = "offline"
+
+    def __init__(self, kb: Any, index: Any, model_file: Path | None = None) -> None:
+        self.features = Features(kb, index)
+        path = model_file or data_path("offline_model.json")
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path}: no offline model; train one with pcheck reasoner train"
+            )
+        model = json.loads(path.read_text(encoding="utf-8"))
+        if model["features"] != self.features.names:
+            raise ValueError(
+                f"{path}: trained on other features; retrain it (pcheck reasoner train)"
+            )
+        self.coef = np.asarray(model["coef"])
+        self.intercept = np.asarray(model["intercept"])
+        self.labels: list[str] = model["labels"]
+        self.model = model
+
+    def check(self, text: str) -> Verdict:
+        from privacy_checklist.retrieval.base import check_query
+
+        vector, evidence = self.features(check_query(text))
+        logits = self.coef @ vector + self.intercept
+        probs = np.exp(logits - logits.max())
+        probs = probs / probs.sum()
+        label = self.labels[int(np.argmax(probs))]
+        contributions = self.coef[self.labels.index(label)] * vector
+        top = [
+            self.features.names[i] for i in np.argsort(-contributions)[:5] if contributions[i] > 0
+        ]
+        norms = self._norms(label, evidence)
+        reasoning = [
+            "Applicability: "
+            + (
+                "roles " + ", ".join(f"{r} (“{p}”)" for r, p in list(evidence["roles"].items())[:8])
+                if evidence["roles"]
+                else "no regulatory role found in the case"
+            )
+            + (
+                "; information: " + ", ".join(evidence["types"])
+                if evidence["types"]
+                else "; no HIPAA information type found"
+            ),
+            "Cues: "
+            + (", ".join(f"{c['cue']} (“{c['text']}”)" for c in evidence["cues"]) or "none"),
+            "Retrieved norms: "
+            + ", ".join(
+                f"{h.node} ({self.features.kb.norms[h.node].norm_type})"
+                for h in evidence["hits"][:5]
+            ),
+            f"Decided by: {', '.join(top) or 'the prior'}; probabilities "
+            + ", ".join(f"{lab} {p:.2f}" for lab, p in zip(self.labels, probs, strict=True)),
+        ]
+        return Verdict(
+            label,
+            {lab: round(float(p), 4) for lab, p in zip(self.labels, probs, strict=True)},
+            norms,
+            reasoning,
+            evidence["roles"],
+            evidence["types"],
+            evidence["cues"],
+        )
+
+    def _norms(self, label: str, evidence: dict[str, Any]) -> list[dict[str, Any]]:
+        kb = self.features.kb
+        if label == "not_applicable":
+            return []
+        wanted = "permit" if label == "permit" else "prohibit"
+        chosen = [
+            h for h in evidence["hits"] + evidence["ci"] if kb.norms[h.node].norm_type == wanted
+        ]
+        if label == "prohibit" and not chosen:
+            chosen_ids = [DEFAULT_PROHIBITION]
+        else:
+            chosen_ids = list(dict.fromkeys(h.node for h in chosen))[:3]
+        return [
+            {
+                "id": node,
+                "text": kb.tree[node].text,
+                "norm_type": kb.norms[node].norm_type if node in kb.norms else "prohibit",
+            }
+            for node in chosen_ids
+        ]
+
+
+def train(
+    kb: Any,
+    index: Any,
+    train_cases: list[Any],
+    val_cases: list[Any],
+    out: Path,
+    grid: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0),
+) -> dict[str, Any]:
+    """Fit on the train cases, choose C and class weighting on the val cases, save JSON."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import accuracy_score, f1_score
+
+    features = Features(kb, index)
+    x_train = np.array([features(c.text)[0] for c in train_cases])
+    y_train = np.array([CASE_LABELS[c.label] for c in train_cases])
+    x_val = np.array([features(c.text)[0] for c in val_cases])
+    y_val = np.array([CASE_LABELS[c.label] for c in val_cases])
+    best: tuple[float, float, Any, dict[str, Any]] | None = None
+    for balanced in (True, False):
+        for c in grid:
+            model = LogisticRegression(
+                C=c, max_iter=5000, class_weight="balanced" if balanced else None
+            )
+            model.fit(x_train, y_train)
+            predicted = model.predict(x_val)
+            macro = f1_score(y_val, predicted, average="macro")
+            score = (macro, accuracy_score(y_val, predicted))
+            if best is None or score > best[:2]:
+                best = (*score, model, {"C": c, "class_weight": "balanced" if balanced else None})
+    assert best is not None
+    macro, accuracy, model, params = best
+    labels = [str(label) for label in model.classes_]
+    data = {
+        "format": 1,
+        "features": features.names,
+        "labels": labels,
+        "coef": model.coef_.tolist(),
+        "intercept": model.intercept_.tolist(),
+        "params": params,
+        "trained_on": f"{len(train_cases)} synthetic train cases",
+        "selected_on": f"{len(val_cases)} synthetic val cases: macro-F1 {macro:.3f}, "
+        f"accuracy {accuracy:.3f}",
+    }
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    return data

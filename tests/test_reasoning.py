@@ -1,0 +1,134 @@
+"""The offline reasoner and the evaluation harness."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from privacy_checklist.app.cli import main
+from privacy_checklist.kg.kb import KnowledgeBase
+from privacy_checklist.reasoning.evaluate import metrics, read_log, run
+from privacy_checklist.reasoning.offline import LABELS, OfflineReasoner, data_path
+from privacy_checklist.retrieval.index import RetrievalIndex
+
+CASE = (
+    "Dr. Lee, an orthopedic surgeon at Mercy Hospital, emailed the patient's medical records "
+    "to a reporter at the local newspaper without the patient's authorization."
+)
+
+
+@pytest.fixture(scope="module")
+def reasoner(shipped: KnowledgeBase, tmp_path_factory) -> OfflineReasoner:
+    return OfflineReasoner(
+        shipped, RetrievalIndex(shipped, tmp_path_factory.mktemp("idx"), embeddings=False)
+    )
+
+
+def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> None:
+    verdict = reasoner.check(CASE)
+    assert verdict.label in LABELS
+    assert abs(sum(verdict.probabilities.values()) - 1) < 1e-6
+    assert {"health care provider", "covered entity"} <= set(verdict.roles)
+    assert "protected health information" in verdict.types
+    assert any(c["cue"] == "without_consent" for c in verdict.cues)
+    assert len(verdict.reasoning) == 4 and verdict.reasoning[0].startswith("Applicability")
+    for norm in verdict.norms:
+        assert norm["id"] in shipped.tree
+
+
+def test_no_health_context_is_not_applicable(reasoner: OfflineReasoner) -> None:
+    verdict = reasoner.check("My neighbour told the landlord that I like football and pizza.")
+    assert verdict.label == "not_applicable" and verdict.norms == []
+
+
+def test_model_provenance() -> None:
+    model = json.loads(data_path("offline_model.json").read_text())
+    assert "synthetic train" in model["trained_on"] and "synthetic val" in model["selected_on"]
+    assert sorted(model["labels"]) == sorted(LABELS)
+
+
+def test_model_must_match_features(shipped: KnowledgeBase, tmp_path: Path) -> None:
+    bad = tmp_path / "model.json"
+    model = json.loads(data_path("offline_model.json").read_text())
+    bad.write_text(json.dumps({**model, "features": model["features"][:-1]}))
+    with pytest.raises(ValueError, match="retrain"):
+        OfflineReasoner(shipped, RetrievalIndex(shipped, tmp_path / "idx", embeddings=False), bad)
+
+
+@dataclass
+class FakeCase:
+    case_id: str
+    text: str
+    label: str
+
+
+def test_run_resumes_and_ignores_a_torn_line(tmp_path: Path) -> None:
+    cases = [FakeCase(str(i), f"case {i}", "Permit") for i in range(6)]
+    asked: list[str] = []
+
+    def decide(text: str) -> dict:
+        asked.append(text)
+        return {"verdict": "permit"}
+
+    run(cases[:3], "m", decide, tmp_path)
+    with (tmp_path / "m.jsonl").open("a") as handle:
+        handle.write('{"case_id": "3", "verd')  # interrupted mid-write
+    records = run(cases, "m", decide, tmp_path)
+    assert asked == [f"case {i}" for i in (0, 1, 2, 3, 4, 5)]  # 0-2 once, then 3-5
+    assert [r["case_id"] for r in records] == [str(i) for i in range(6)]
+    assert len(read_log(tmp_path / "m.jsonl")) == 6
+
+
+def test_metrics() -> None:
+    records = [
+        {"gold": "permit", "verdict": "permit"},
+        {"gold": "permit", "verdict": "prohibit"},
+        {"gold": "prohibit", "verdict": "prohibit"},
+        {"gold": "not_applicable", "verdict": "not_applicable"},
+        {"gold": "not_applicable", "verdict": None},  # a parse failure counts as wrong
+    ]
+    result = metrics(records)
+    assert result["n"] == 5 and result["accuracy"] == 0.6 and result["parse_failures"] == 1
+    assert result["per_class"]["prohibit"] == {
+        "precision": 0.5,
+        "recall": 1.0,
+        "f1": 0.6667,
+        "support": 1,
+    }
+    assert result["confusion"]["permit"]["prohibit"] == 1
+
+
+def test_cli_check_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
+    assert main(["check", CASE, "--json", "--index", str(tmp_path / "idx")]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["verdict"] in LABELS and verdict["method"] == "offline"
+    assert main(["check", "   ", "--index", str(tmp_path / "idx")]) == 1
+    assert "empty" in capsys.readouterr().err
+    out = tmp_path / "run"
+    cases = shared / "cases" / "val_generate_cases_hipaa_applicability.csv"
+    assert (
+        main(
+            [
+                "eval",
+                "--cases",
+                str(cases),
+                "--out",
+                str(out),
+                "--limit",
+                "6",
+                "--json",
+                "--index",
+                str(tmp_path / "idx"),
+            ]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == 6 and set(result["per_class"]) == set(LABELS)
+    assert (out / "offline.jsonl").exists() and (
+        out / "offline.confusion.png"
+    ).stat().st_size > 1000
+    assert (out / "table.md").read_text().startswith("| method |")
