@@ -374,6 +374,17 @@ def _index(args: argparse.Namespace, kb: KnowledgeBase):
     )
 
 
+def _cases(args: argparse.Namespace) -> list[Any]:
+    """The cases of ``--cases`` (the first ``--limit`` of them)."""
+    from privacy_checklist.retrieval.evaluate import read_cases
+
+    try:
+        cases = read_cases(Path(args.cases))
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    return cases[: args.limit] if args.limit else cases
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from privacy_checklist.retrieval.base import QueryError
 
@@ -402,15 +413,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_retrieval_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from privacy_checklist.retrieval.evaluate import evaluate, read_cases
+    from privacy_checklist.retrieval.evaluate import evaluate
 
     kb = _load(args)
-    try:
-        cases = read_cases(Path(args.cases))
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
-    if args.limit:
-        cases = cases[: args.limit]
+    cases = _cases(args)
     index = _index(args, kb)
     results = {}
     for method in args.method.split(","):
@@ -494,15 +500,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from privacy_checklist.reasoning.evaluate import confusion_png, markdown_table, metrics, run
-    from privacy_checklist.retrieval.evaluate import read_cases
 
     kb = _load(args)
-    try:
-        cases = read_cases(Path(args.cases))
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
-    if args.limit:
-        cases = cases[: args.limit]
+    cases = _cases(args)
     out = Path(args.out)
     results = {}
     for method in args.method.split(","):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.markers import kinds_of
+from privacy_checklist.kg.metrics import per_class
 from privacy_checklist.kg.tree import RegulationTree
 
 NORM_TYPES = ("permit", "prohibit", "definition")
@@ -390,27 +391,13 @@ def evaluate_against(
             ours_info = {norm.information_class} if norm.information_class else set()
             fields["information_type"][0] += 1
             fields["information_type"][1] += _agree(ours_info, theirs_info)
-    n = sum(sum(c.values()) for c in confusion.values())
-    correct = sum(confusion[t][t] for t in NORM_TYPES)
-    f1s = {}
-    for t in NORM_TYPES:
-        tp = confusion[t][t]
-        predicted = sum(confusion[e][t] for e in NORM_TYPES)
-        actual = sum(confusion[t].values())
-        p = tp / predicted if predicted else 0.0
-        r = tp / actual if actual else 0.0
-        f1s[t] = {
-            "precision": round(p, 4),
-            "recall": round(r, 4),
-            "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
-            "support": actual,
-        }
+    figures = per_class(confusion, NORM_TYPES)
     return {
-        "n": n,
+        "n": figures["n"],
         "missing": missing,
-        "norm_type_accuracy": round(correct / n, 4) if n else 0.0,
-        "norm_type_macro_f1": round(sum(v["f1"] for v in f1s.values()) / len(f1s), 4),
-        "per_type": f1s,
+        "norm_type_accuracy": figures["accuracy"],
+        "norm_type_macro_f1": figures["macro_f1"],
+        "per_type": figures["per_class"],
         "confusion": {t: {p: confusion[t][p] for p in NORM_TYPES} for t in NORM_TYPES},
         "agreement": {k: round(v[1] / v[0], 4) if v[0] else None for k, v in fields.items()},
     }

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.kg.metrics import per_class
 from privacy_checklist.reasoning.offline import CASE_LABELS, LABELS
 
 PARSE_FAILURE = "parse_failure"
@@ -76,27 +77,9 @@ def metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for record in scored:
         predicted = record.get("verdict")
         confusion[record["gold"]][predicted if predicted in LABELS else PARSE_FAILURE] += 1
-    n = len(scored)
-    per_class = {}
-    for label in LABELS:
-        tp = confusion[label][label]
-        predicted = sum(confusion[g][label] for g in LABELS)
-        support = sum(confusion[label].values())
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / support if support else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        per_class[label] = {
-            "precision": round(precision, 4),
-            "recall": round(recall, 4),
-            "f1": round(f1, 4),
-            "support": support,
-        }
-    correct = sum(confusion[label][label] for label in LABELS)
+    figures = per_class(confusion, LABELS)
     return {
-        "n": n,
-        "accuracy": round(correct / n, 4) if n else 0.0,
-        "macro_f1": round(sum(c["f1"] for c in per_class.values()) / len(LABELS), 4),
-        "per_class": per_class,
+        **figures,
         "confusion": confusion,
         "parse_failures": sum(confusion[g][PARSE_FAILURE] for g in LABELS),
     }
