@@ -490,6 +490,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     for norm in verdict.norms:
         print(_wrap(f"{norm['id']}: {norm['text']}", "  "))
+    for number, flow in enumerate(verdict.flows, start=1):
+        parts = [
+            f"{key}: “{part['text']}” ({part['resolved']}) [{part['start']}:{part['end']}]"
+            for key, part in flow.items()
+            if part and key != "verb"
+        ]
+        print(
+            f"Flow {number} ({flow['verb']['text'] if flow.get('verb') else '?'}): "
+            + "; ".join(parts)
+        )
     print("Reasoning:")
     for step in verdict.reasoning:
         print(_wrap(step, "  - "))

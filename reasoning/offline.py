@@ -26,6 +26,7 @@ import numpy as np
 LABELS = ("permit", "prohibit", "not_applicable")
 CASE_LABELS = {"Permit": "permit", "Forbid": "prohibit", "Not Applicable": "not_applicable"}
 DEFAULT_PROHIBITION = "164.502(a)"  # no permission covers it: HIPAA's default
+FLOW_CHARS = 20_000  # longer narratives get a verdict without a flow reading
 
 
 def data_path(name: str) -> Path:
@@ -45,6 +46,7 @@ class Verdict:
     cues: list[dict[str, Any]] = field(default_factory=list)
     method: str = "offline"
     raw: str = ""
+    flows: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +59,7 @@ class Verdict:
             "cues": self.cues,
             "method": self.method,
             "raw": self.raw,
+            "flows": self.flows,
         }
 
 
@@ -136,11 +139,13 @@ class OfflineReasoner:
         self.intercept = np.asarray(model["intercept"])
         self.labels: list[str] = model["labels"]
         self.model = model
+        self._flows: Any = None
 
     def check(self, text: str) -> Verdict:
         from privacy_checklist.retrieval.base import check_query
 
         vector, evidence = self.features(check_query(text))
+        flows = self.flows().extract(text) if len(text) <= FLOW_CHARS else []
         logits = self.coef @ vector + self.intercept
         probs = np.exp(logits - logits.max())
         probs = probs / probs.sum()
@@ -180,7 +185,17 @@ class OfflineReasoner:
             evidence["roles"],
             evidence["types"],
             evidence["cues"],
+            flows=[flow.to_json() for flow in flows],
         )
+
+    def flows(self) -> Any:
+        """The offline flow extractor (built on first use)."""
+        if self._flows is None:
+            from privacy_checklist.reasoning.flows import FlowExtractor
+
+            kb = self.features.kb
+            self._flows = FlowExtractor(kb.role_resolver(False), kb.attribute_resolver(False))
+        return self._flows
 
     def _norms(self, label: str, evidence: dict[str, Any]) -> list[dict[str, Any]]:
         kb = self.features.kb

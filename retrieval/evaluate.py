@@ -28,6 +28,8 @@ class GoldCase:
     text: str
     label: str
     gold: tuple[str, ...]
+    characteristics: str = ""
+    characteristics: str = ""
 
 
 def _ids(value: str) -> list[str]:
@@ -64,6 +66,7 @@ def read_cases(path: Path) -> list[GoldCase]:
                     row["generate_background"],
                     row.get("generate_HIPAA_type", ""),
                     tuple(dict.fromkeys(gold)),
+                    row.get("generate_characteristics") or "",
                 )
             )
     return cases

@@ -132,3 +132,21 @@ def test_cli_check_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
         out / "offline.confusion.png"
     ).stat().st_size > 1000
     assert (out / "table.md").read_text().startswith("| method |")
+
+
+def test_flows_with_spans(reasoner: OfflineReasoner) -> None:
+    text = (
+        "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a police "
+        "detective without her consent."
+    )
+    flows = reasoner.check(text).flows
+    assert len(flows) == 1
+    flow = flows[0]
+    assert flow["sender"]["resolved"] == "health care provider"
+    assert flow["recipient"]["resolved"] == "law enforcement official"
+    assert flow["subject"]["resolved"] == "individual"
+    assert flow["information"]["resolved"] == "protected health information"
+    assert flow["consent"]["resolved"].startswith("none")
+    for part in flow.values():
+        if part:
+            assert text[part["start"] : part["end"]] == part["text"]

@@ -1,0 +1,263 @@
+"""Reading the flows of a case (offline): who sent what about whom to whom, why, with consent.
+
+Each sentence with a disclosure verb ("disclosed", "sent", "shared", "told" ...) is a flow. Its
+sender is the nearest party mentioned before the verb, its recipient the first party after
+"to" (or after the verb for "told", "informed"), its subject the patient or the owner of the
+information ("Jane's records"), its information the first information type the attribute
+graph finds in the sentence, its purpose and consent the first cues of the sentence (lexicons
+kept as data with the norms' cues). Every part carries the character span it came from.
+Parties are read with the role graph's resolver; information with the attribute graph's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from privacy_checklist.kg import lexicon
+from privacy_checklist.kg.attributes import information_type
+from privacy_checklist.kg.norms import Cues
+from privacy_checklist.retrieval.text import STOP_WORDS as FUNCTION_WORDS
+
+DISCLOSURE = re.compile(
+    r"\b(?:disclos(?:e|es|ed|ing)|shar(?:e|es|ed|ing)|sent|send(?:s|ing)?|provid(?:e|es|ed|ing)|"
+    r"releas(?:e|es|ed|ing)|gave|giv(?:e|es|ing)|fax(?:es|ed|ing)?|e-?mail(?:s|ed|ing)?|"
+    r"report(?:s|ed|ing)?|told|tell(?:s|ing)?|inform(?:s|ed|ing)?|notif(?:y|ies|ied)|"
+    r"forward(?:s|ed|ing)?|transmit(?:s|ted|ting)?|post(?:s|ed|ing)?|publish(?:es|ed|ing)?|sold|"
+    r"sell(?:s|ing)?|reveal(?:s|ed|ing)?|leak(?:s|ed|ing)?|access(?:es|ed|ing)?|obtain(?:s|ed|ing)?|"
+    r"request(?:s|ed|ing)?|passed)\b",
+    re.I,
+)
+INFORM_VERBS = re.compile(r"^(?:told|tell\w*|inform\w*|notif\w*)$", re.I)
+SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+EDGE_WORDS = frozenset({"without", "with", "because", "after", "before", "about", "despite"})
+#: How a narrative states consent (the norms' cues are the regulation's own wording).
+CONSENT = (
+    (
+        "none (without consent)",
+        re.compile(
+            r"without (?:[\w'’]+ ){0,3}(?:consent|authori[sz]ation|permission|knowledge)", re.I
+        ),
+    ),
+    (
+        "authorization",
+        re.compile(
+            r"(?:signed|gave|obtained|with) (?:[\w'’]+ ){0,3}(?:written )?authori[sz]ation", re.I
+        ),
+    ),
+    ("consent", re.compile(r"(?:gave|obtained|with) (?:[\w'’]+ ){0,3}consent", re.I)),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A part of a flow: the words, their span in the narrative, and what they resolve to."""
+
+    text: str
+    start: int
+    end: int
+    resolved: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "start": self.start, "end": self.end, "resolved": self.resolved}
+
+
+@dataclass
+class Flow:
+    """The Contextual Integrity tuple of one flow of a case."""
+
+    sender: Part | None = None
+    recipient: Part | None = None
+    subject: Part | None = None
+    information: Part | None = None
+    purpose: Part | None = None
+    consent: Part | None = None
+    verb: Part | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            key: (getattr(self, key).to_json() if getattr(self, key) else None)
+            for key in (
+                "sender",
+                "recipient",
+                "subject",
+                "information",
+                "purpose",
+                "consent",
+                "verb",
+            )
+        }
+
+
+class FlowExtractor:
+    """The offline extractor (see the module docstring)."""
+
+    def __init__(
+        self,
+        role_resolver: Any,
+        attribute_resolver: Any,
+        cues: Cues | None = None,
+        max_words: int = 4,
+    ) -> None:
+        self.roles = role_resolver
+        self.attributes = attribute_resolver
+        self.cues = cues or Cues.load()
+        self.max_words = max_words
+
+    def _mentions(
+        self,
+        text: str,
+        offset: int,
+        resolver: Any,
+        reached_only: bool,
+        skip: list[Part] | None = None,
+    ) -> list[Part]:
+        """Non-overlapping phrases (longest first) that the resolver resolves, outside ``skip``."""
+        words = [(m.group(0), m.start() + offset, m.end() + offset) for m in WORD.finditer(text)]
+        taken: set[int] = {
+            i
+            for i, (_, start, end) in enumerate(words)
+            for part in (skip or [])
+            if start < part.end and part.start < end
+        }
+        found: list[Part] = []
+        for size in range(self.max_words, 0, -1):
+            for i in range(len(words) - size + 1):
+                if any(j in taken for j in range(i, i + size)):
+                    continue
+                gram = [w for w, _, _ in words[i : i + size]]
+                edges = {gram[0].lower(), gram[-1].lower()}
+                if edges & (
+                    lexicon.STOP_WORDS | lexicon.CLAUSE_WORDS | FUNCTION_WORDS | EDGE_WORDS
+                ):
+                    continue
+                phrase = " ".join(gram)
+                matches = resolver.resolve(phrase, 1)
+                if not matches or (reached_only and not matches[0].reached):
+                    continue
+                if matches[0].via == "cue":
+                    continue  # a health word nearby is no information mention
+                found.append(Part(phrase, words[i][1], words[i + size - 1][2], matches[0].target))
+                taken.update(range(i, i + size))
+        return sorted(found, key=lambda p: p.start)
+
+    def extract(self, narrative: str) -> list[Flow]:
+        flows: list[Flow] = []
+        for sentence in SENTENCE.finditer(narrative):
+            text, offset = sentence.group(0), sentence.start()
+            verb = DISCLOSURE.search(text)
+            if not verb:
+                continue
+            parties = self._mentions(text, offset, self.roles, False)
+            infos = self._mentions(text, offset, self.attributes, True, parties)
+            v_start = verb.start() + offset
+            before = [p for p in parties if p.end <= v_start]
+            after = [p for p in parties if p.start >= verb.end() + offset]
+            to = re.search(r"\bto\b", text[verb.end() :])
+            recipient_pool = after
+            if to and not INFORM_VERBS.match(verb.group(0)):
+                cut = verb.end() + offset + to.end()
+                recipient_pool = [p for p in after if p.start >= cut] or after
+            sender = before[-1] if before else None
+            recipient = next(
+                (p for p in recipient_pool if p is not sender and p.resolved != "individual"),
+                recipient_pool[0] if recipient_pool else None,
+            )
+            subject = next((p for p in parties if p.resolved == "individual"), None)
+            purpose = next(
+                ((n, m) for n, pattern in self.cues.purposes for m in [pattern.search(text)] if m),
+                None,
+            )
+            consent = next(
+                (
+                    (n, m)
+                    for n, pattern in (*CONSENT, *self.cues.consent_forms)
+                    for m in [pattern.search(text)]
+                    if m
+                ),
+                None,
+            )
+            flows.append(
+                Flow(
+                    sender,
+                    recipient,
+                    subject,
+                    infos[0] if infos else None,
+                    Part(
+                        purpose[1].group(0),
+                        purpose[1].start() + offset,
+                        purpose[1].end() + offset,
+                        purpose[0],
+                    )
+                    if purpose
+                    else None,
+                    Part(
+                        consent[1].group(0),
+                        consent[1].start() + offset,
+                        consent[1].end() + offset,
+                        consent[0],
+                    )
+                    if consent
+                    else None,
+                    Part(verb.group(0), v_start, verb.end() + offset, "disclosure"),
+                )
+            )
+        return flows
+
+    def main_flow(self, narrative: str) -> Flow | None:
+        """The flow with the most parts read (ties: the first)."""
+        flows = self.extract(narrative)
+        if not flows:
+            return None
+        return max(
+            flows,
+            key=lambda f: sum(
+                1
+                for k in ("sender", "recipient", "subject", "information")
+                if getattr(f, k) is not None
+            ),
+        )
+
+
+def agreement(extractor: FlowExtractor, cases: list[Any]) -> dict[str, Any]:
+    """Share of cases whose main flow's parties and information match the gold CI tuple,
+    compared on resolved graph nodes."""
+    import ast
+
+    fields = {
+        "Sender Role": "sender",
+        "Recipient Role": "recipient",
+        "About Role": "subject",
+        "Type": "information",
+    }
+    counts = {k: [0, 0] for k in fields}
+    for case in cases:
+        try:
+            gold = ast.literal_eval(case.characteristics)
+        except (ValueError, SyntaxError, AttributeError):
+            continue
+        if not isinstance(gold, dict):
+            continue
+        flow = extractor.main_flow(case.text)
+        for key, part_name in fields.items():
+            value = str(gold.get(key) or "").strip()
+            if not value or value.lower() in ("none", "n/a", "unknown", "not specified"):
+                continue
+            if key == "Type":
+                matches = extractor.attributes.resolve(value, 1)
+                expected = information_type(matches[0] if matches else None)
+            else:
+                matches = extractor.roles.resolve(value, 1)
+                expected = matches[0].target if matches else "none"
+            if expected == "none":
+                continue  # the gold phrase itself reaches no node: nothing to compare on
+            part = getattr(flow, part_name) if flow else None
+            counts[key][0] += 1
+            counts[key][1] += int(part is not None and part.resolved == expected)
+    return {
+        key: {"n": n, "agree": a, "share": round(a / n, 4) if n else None}
+        for key, (n, a) in counts.items()
+    }
