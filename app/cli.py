@@ -30,6 +30,10 @@ DEMO_ROLES = (
     "a journalist",
 )
 DEMO_ATTRIBUTES = ("surgery operative report", "favorite movie")
+DEMO_CASE = (
+    "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a police "
+    "detective without her consent."
+)
 DEFAULT_OUT = "privacy-checklist-kb"
 WIDTH = 100
 
@@ -502,7 +506,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
     print("Reasoning:")
     for step in verdict.reasoning:
-        print(_wrap(step, "  - "))
+        print(textwrap.fill(step, WIDTH, initial_indent="  - ", subsequent_indent="    "))
     return 0
 
 
@@ -814,6 +818,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
             reached = found and found[0].reached
             shown = " → ".join(found[0].path[1:]) if reached else "no health class"
             print(f"  {phrase}: {shown}")
+        if kb.has_norms:
+            print()
+            print("== A sample case, checked offline")
+            print(_wrap(DEMO_CASE))
+            cmd_check(
+                argparse.Namespace(
+                    kb=args.kb,
+                    narrative=DEMO_CASE,
+                    file=None,
+                    method="offline",
+                    index=None,
+                    json=False,
+                )
+            )
     return 0
 
 
