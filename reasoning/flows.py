@@ -92,6 +92,15 @@ class Flow:
         }
 
 
+def _first_cue(cues: Any, text: str, offset: int) -> Part | None:
+    """The first ``(name, pattern)`` of a lexicon found in ``text``, as a part with its span."""
+    for name, pattern in cues:
+        match = pattern.search(text)
+        if match:
+            return Part(match.group(0), match.start() + offset, match.end() + offset, name)
+    return None
+
+
 class FlowExtractor:
     """The offline extractor (see the module docstring)."""
 
@@ -167,41 +176,14 @@ class FlowExtractor:
                 recipient_pool[0] if recipient_pool else None,
             )
             subject = next((p for p in parties if p.resolved == "individual"), None)
-            purpose = next(
-                ((n, m) for n, pattern in self.cues.purposes for m in [pattern.search(text)] if m),
-                None,
-            )
-            consent = next(
-                (
-                    (n, m)
-                    for n, pattern in (*CONSENT, *self.cues.consent_forms)
-                    for m in [pattern.search(text)]
-                    if m
-                ),
-                None,
-            )
             flows.append(
                 Flow(
                     sender,
                     recipient,
                     subject,
                     infos[0] if infos else None,
-                    Part(
-                        purpose[1].group(0),
-                        purpose[1].start() + offset,
-                        purpose[1].end() + offset,
-                        purpose[0],
-                    )
-                    if purpose
-                    else None,
-                    Part(
-                        consent[1].group(0),
-                        consent[1].start() + offset,
-                        consent[1].end() + offset,
-                        consent[0],
-                    )
-                    if consent
-                    else None,
+                    _first_cue(self.cues.purposes, text, offset),
+                    _first_cue((*CONSENT, *self.cues.consent_forms), text, offset),
                     Part(verb.group(0), v_start, verb.end() + offset, "disclosure"),
                 )
             )
