@@ -35,6 +35,7 @@ DEMO_CASE = (
     "detective without her consent."
 )
 DEFAULT_OUT = "privacy-checklist-kb"
+FLOW_PARTS = ("sender", "recipient", "subject", "information", "purpose", "consent")
 WIDTH = 100
 
 
@@ -445,18 +446,51 @@ def cmd_retrieval_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reasoner(kb: KnowledgeBase, args: argparse.Namespace):
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+def _methods(args: argparse.Namespace) -> list[str]:
+    """The methods of ``--method`` (comma-separated), checked."""
+    from privacy_checklist.reasoning.methods import METHODS
+
+    methods = [m.strip() for m in str(args.method).split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        raise CliError(
+            f"unknown method {', '.join(map(repr, unknown)) or repr(args.method)}; choose from "
+            + ", ".join(METHODS)
+        )
+    return methods
+
+
+def _llm_client(args: argparse.Namespace) -> Any:
+    """The LLM client of the --llm-* options (or the PCHECK_LLM_* environment)."""
+    from privacy_checklist.reasoning.llm import LLMError
+    from privacy_checklist.reasoning.methods import build_client
+
+    try:
+        return build_client(
+            getattr(args, "llm_backend", None) or "openai",
+            getattr(args, "llm_base_url", None),
+            getattr(args, "llm_model", None),
+            timeout=getattr(args, "llm_timeout", 60.0),
+            concurrency=getattr(args, "concurrency", 4),
+        )
+    except LLMError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _reasoner(kb: KnowledgeBase, args: argparse.Namespace, method: str, client: Any = None):
+    """The method's pipeline (offline, or an LLM method with the given or configured client)."""
+    from privacy_checklist.reasoning.llm import LLMError
+    from privacy_checklist.reasoning.methods import build_method
     from privacy_checklist.retrieval.index import RetrievalIndex
 
-    if getattr(args, "method", "offline") != "offline":
-        raise CliError(f"method {args.method!r} is not available yet in this version; use offline")
     index = RetrievalIndex(
         kb, Path(args.index) if getattr(args, "index", None) else None, embeddings=False
     )
+    if method != "offline" and client is None:
+        client = _llm_client(args)
     try:
-        return OfflineReasoner(kb, index)
-    except (FileNotFoundError, ValueError) as exc:
+        return build_method(method, kb, index, client, k=getattr(args, "k", 5))
+    except (FileNotFoundError, ValueError, LLMError) as exc:
         raise CliError(str(exc)) from exc
 
 
@@ -477,28 +511,34 @@ def cmd_check(args: argparse.Namespace) -> int:
         text = args.narrative
     else:
         raise CliError("no case given: pass NARRATIVE or --file F")
+    methods = _methods(args)
+    if len(methods) != 1:
+        raise CliError("check takes one --method (eval compares several)")
     try:
-        verdict = _reasoner(kb, args).check(text)
+        verdict = _reasoner(kb, args, methods[0]).check(text)
     except QueryError as exc:
         raise CliError(str(exc)) from exc
     if args.json:
         _print_json(verdict.to_json())
         return 0
-    print(
-        f"Verdict: {verdict.label.replace('_', ' ')}  ("
-        + ", ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
-        + ")"
-    )
+    shown = ", ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
+    print(f"Verdict: {verdict.label.replace('_', ' ')}" + (f"  ({shown})" if shown else ""))
+    failure = getattr(verdict, "failure", None)
+    if failure:
+        print(f"Parse failure: {failure}")
     print(
         "Rests on: " + (", ".join(n["id"] for n in verdict.norms) or "none (not covered by HIPAA)")
+        if verdict.method == "offline" or verdict.norms
+        else "Rests on: no paragraph named"
     )
     for norm in verdict.norms:
         print(_wrap(f"{norm['id']}: {norm['text']}", "  "))
     for number, flow in enumerate(verdict.flows, start=1):
         parts = [
-            f"{key}: “{part['text']}” ({part['resolved']}) [{part['start']}:{part['end']}]"
+            f"{key}: “{part['text']}” ({part['resolved'] or '?'})"
+            + (f" [{part['start']}:{part['end']}]" if part["start"] >= 0 else " [not in the text]")
             for key, part in flow.items()
-            if part and key != "verb"
+            if key in FLOW_PARTS and part
         ]
         print(
             f"Flow {number} ({flow['verb']['text'] if flow.get('verb') else '?'}): "
@@ -507,6 +547,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     print("Reasoning:")
     for step in verdict.reasoning:
         print(textwrap.fill(step, WIDTH, initial_indent="  - ", subsequent_indent="    "))
+    if verdict.method != "offline":
+        print(f"Raw answer{'s' if len(getattr(verdict, 'calls', [])) > 1 else ''}:")
+        print(_wrap(verdict.raw, "  "))
     return 0
 
 
@@ -515,13 +558,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from privacy_checklist.reasoning.evaluate import confusion_png, markdown_table, metrics, run
 
+    methods = _methods(args)
     kb = _load(args)
     cases = _cases(args)
     out = Path(args.out)
+    client = _llm_client(args) if any(m != "offline" for m in methods) else None
+    reasoners = {m: _reasoner(kb, args, m, client) for m in methods}
     results = {}
-    for method in args.method.split(","):
-        args.method = method
-        reasoner = _reasoner(kb, args)
+    for method, reasoner in reasoners.items():
         bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
         records = run(
             cases, method, lambda text, r=reasoner: r.check(text).to_json(), out, bar.update
@@ -557,7 +601,19 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     out = Path(args.out) if args.out else data_path("offline_model.json")
-    model = train(kb, RetrievalIndex(kb, embeddings=False), train_cases, val_cases, out)
+    from tqdm import tqdm
+
+    bar = tqdm(
+        total=len(train_cases) + len(val_cases),
+        desc="reading the synthetic cases",
+        unit="case",
+        file=sys.stderr,
+        disable=None,
+    )
+    model = train(
+        kb, RetrievalIndex(kb, embeddings=False), train_cases, val_cases, out, progress=bar.update
+    )
+    bar.close()
     print(
         f"Trained on {model['trained_on']}; chosen {model['params']} on "
         f"{model['selected_on']}; wrote {out}"
@@ -1054,17 +1110,72 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval_options(p)
     p.set_defaults(func=cmd_retrieval_eval, norm_type=None, part=None, section=None)
 
+    def method_options(p: argparse.ArgumentParser, several: bool) -> None:
+        from privacy_checklist.reasoning.methods import DEFAULT_K, METHODS
+
+        p.add_argument(
+            "--method",
+            default="offline",
+            metavar="M[,M2...]" if several else "M",
+            help=f"{'comma-separated methods' if several else 'the method'}: "
+            f"{', '.join(METHODS)} (default offline)",
+        )
+        p.add_argument(
+            "--llm-backend",
+            choices=["openai", "local"],
+            default="openai",
+            help="openai: any OpenAI-compatible endpoint (default); local: the small local model "
+            "of privacy_checklist.reasoning.local (--llm-model: 'smollm2' or a .gguf file)",
+        )
+        p.add_argument(
+            "--llm-base-url",
+            metavar="URL",
+            help="OpenAI-compatible endpoint ($PCHECK_LLM_BASE_URL)",
+        )
+        p.add_argument("--llm-model", metavar="NAME", help="model name ($PCHECK_LLM_MODEL)")
+        p.add_argument(
+            "--llm-timeout", type=float, default=60.0, metavar="S", help="seconds per request"
+        )
+        p.add_argument(
+            "--concurrency", type=int, default=4, help="LLM requests at once (default 4)"
+        )
+        p.add_argument(
+            "-k",
+            "--k",
+            dest="k",
+            type=int,
+            default=DEFAULT_K,
+            metavar="K",
+            help=f"paragraphs retrieved by bm25-content and ci-es-content (default {DEFAULT_K})",
+        )
+        p.add_argument("--index", metavar="DIR", help="retrieval index folder")
+
+    methods_text = (
+        "Methods: offline (ours, no LLM: explainable features and a linear model); with an LLM, "
+        "the paper's: dp (direct prompt), cot-auto (the model plans its own steps), cot-manual "
+        "(our Contextual Integrity guidelines step by step), agent-id (the model names the "
+        "applicable paragraph ids, checked against the regulation tree, whose text then goes into "
+        "the cot-manual prompt), bm25-content (the model explains the case in the law's terms; "
+        "BM25 retrieves k paragraphs with it), ci-es-content (the model reads the case's CI "
+        "characteristics; CI-ES retrieves k paragraphs). The two retrieval methods also check "
+        "each paragraph (does the flow comply with it, violate it, or is it unrelated?): one "
+        "violated gives prohibited, else one complied with gives permitted, else the overall "
+        "answer decides. An answer with no readable label is a parse failure (never a default). "
+        "LLM methods need --llm-base-url and --llm-model (or PCHECK_LLM_BASE_URL and "
+        "PCHECK_LLM_MODEL; PCHECK_LLM_API_KEY or OPENAI_API_KEY for a key), or --llm-backend "
+        "local. Answers are cached on disk (~/.cache/privacy-checklist/llm-cache.sqlite), so a "
+        "rerun costs nothing."
+    )
     p = sub.add_parser(
         "check",
         help="decide a case: permitted, prohibited or not covered by HIPAA, and why",
         description="Read a case narrative and give the verdict, the paragraphs it rests on, "
-        "the roles, information types and cues read from the case, and the reasoning. The "
-        "offline reasoner needs no LLM.",
+        "the flows read from the case and the reasoning (for LLM methods also the model's raw "
+        "answers; --json adds the prompts). The offline reasoner needs no LLM. " + methods_text,
     )
     p.add_argument("narrative", nargs="?", help="the case, quoted (or use --file)")
     p.add_argument("--file", metavar="F", help="read the case from F ('-' = stdin)")
-    p.add_argument("--method", default="offline", help="offline (default)")
-    p.add_argument("--index", metavar="DIR", help="retrieval index folder")
+    method_options(p, several=False)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_check)
 
@@ -1072,14 +1183,15 @@ def build_parser() -> argparse.ArgumentParser:
         "eval",
         help="measure a method on a case file: accuracy, macro-F1, per class, confusion",
         description="Decide every case of a case CSV, logging each to OUT/METHOD.jsonl as it goes "
-        "(stop and rerun: it continues where it was), then write OUT/METHOD.metrics.json, a "
-        "confusion-matrix PNG and OUT/table.md.",
+        "(stop and rerun: it continues where it was; cases whose LLM request failed are asked "
+        "again), then write OUT/METHOD.metrics.json, a confusion-matrix PNG and OUT/table.md "
+        "(one row per method). For LLM methods each record holds the prompts, the raw answers "
+        "and the parsed verdict; parse failures count as wrong. " + methods_text,
     )
     p.add_argument("--cases", required=True, metavar="CSV")
-    p.add_argument("--method", default="offline", help="comma-separated methods (offline)")
+    method_options(p, several=True)
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--limit", type=int, help="only the first N cases")
-    p.add_argument("--index", metavar="DIR", help="retrieval index folder")
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_eval)
 

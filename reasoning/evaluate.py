@@ -2,10 +2,12 @@
 
 Each case's result is appended to ``<out>/<method>.jsonl`` as soon as it is known (case id,
 verdict, gold, norms, reasoning), so an interrupted run continues where it stopped: cases
-already in the log are not asked again (a torn last line is ignored). Metrics follow the
-labels permit / prohibit / not_applicable: accuracy, macro-F1, per-class precision, recall, F1
-and support, the confusion matrix (rows gold, columns predicted) and the parse failures, which
-count as wrong. A PNG of the confusion matrix is drawn with Pillow.
+already in the log are not asked again (a torn last line is ignored), except those whose record
+says ``"retry": true`` (an LLM request failed, not the answer's parse): they are asked again and
+the new record, appended, is the one read. Metrics follow the labels permit / prohibit /
+not_applicable: accuracy, macro-F1, per-class precision, recall, F1 and support, the confusion
+matrix (rows gold, columns predicted) and the parse failures, which count as wrong. A PNG of
+the confusion matrix is drawn with Pillow.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ def run(
             handle.write("\n")  # close a line torn by an interruption
     with log.open("a", encoding="utf-8") as handle:
         for case in cases:
-            if case.case_id in done:
+            if case.case_id in done and not done[case.case_id].get("retry"):
                 if progress is not None:
                     progress()
                 continue

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,15 +238,21 @@ def parse_json_answer(text: str) -> dict[str, Any]:
     Raises:
         ValueError: the answer holds no JSON object.
     """
+    for data in json_objects(text):
+        return data
+    raise ValueError("no JSON object in the answer")
+
+
+def json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The top-level JSON objects of a text, in order (an object's inner braces are skipped)."""
     decoder = json.JSONDecoder()
     index = text.find("{")
     while index >= 0:
         try:
-            data, _ = decoder.raw_decode(text, index)
+            data, end = decoder.raw_decode(text, index)
         except json.JSONDecodeError:
             index = text.find("{", index + 1)
             continue
         if isinstance(data, dict):
-            return data
-        index = text.find("{", index + 1)
-    raise ValueError("no JSON object in the answer")
+            yield data
+        index = text.find("{", end)

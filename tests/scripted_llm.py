@@ -13,7 +13,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from privacy_checklist.reasoning.llm import LLMClient, LLMConfig
 
 Script = Callable[[dict[str, Any], int], Any]
 
@@ -99,3 +102,15 @@ class ScriptedLLM:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def client_for(server: ScriptedLLM, tmp_path: Path, **kwargs: Any) -> LLMClient:
+    """An LLM client for ``server``: its own disk cache under ``tmp_path``, no backoff wait."""
+    config = LLMConfig(
+        base_url=server.base_url,
+        model="scripted-1",
+        cache=tmp_path / "cache.sqlite",
+        backoff=0.0,
+        **kwargs,
+    )
+    return LLMClient(config, sleep=lambda _s: None)

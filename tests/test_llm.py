@@ -13,7 +13,7 @@ from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.kg.store import NormStore
 from privacy_checklist.reasoning.annotate import LLMAnnotator, norm_from_answer
 from privacy_checklist.reasoning.llm import LLMClient, LLMConfig, LLMConfigError, parse_json_answer
-from tests.scripted_llm import ScriptedLLM
+from tests.scripted_llm import ScriptedLLM, client_for
 
 GOOD = json.dumps(
     {
@@ -29,17 +29,6 @@ GOOD = json.dumps(
         "references": {},
     }
 )
-
-
-def client_for(server: ScriptedLLM, tmp_path: Path, **kwargs) -> LLMClient:
-    config = LLMConfig(
-        base_url=server.base_url,
-        model="scripted-1",
-        cache=tmp_path / "cache.sqlite",
-        backoff=0.0,
-        **kwargs,
-    )
-    return LLMClient(config, sleep=lambda _s: None)
 
 
 def node_of(body: dict) -> str:

@@ -37,6 +37,41 @@ def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> Non
     assert len(verdict.reasoning) == 4 and verdict.reasoning[0].startswith("Applicability")
     for norm in verdict.norms:
         assert norm["id"] in shipped.tree
+    # the 384 embedding weights are reported as one readable share, never as "embedding:17"
+    assert "embedding:" not in verdict.reasoning[3]
+
+
+def test_train_on_synthetic_cases(shipped: KnowledgeBase, shared: Path, tmp_path: Path) -> None:
+    from privacy_checklist.reasoning.offline import train
+    from privacy_checklist.retrieval.evaluate import read_cases
+
+    cases = read_cases(shared / "cases" / "train_generate_cases_hipaa_applicability.csv")
+    by_label = {label: [c for c in cases if c.label == label] for label in ("Permit", "Forbid")}
+    by_label["Not Applicable"] = [c for c in cases if c.label == "Not Applicable"]
+    chosen = [c for group in by_label.values() for c in group[:8]]
+    index = RetrievalIndex(shipped, tmp_path / "idx", embeddings=False)
+    out = tmp_path / "model" / "offline.json"
+    seen = []
+    model = train(
+        shipped,
+        index,
+        chosen[:18],
+        chosen[18:],
+        out,
+        grid=(1.0,),
+        folds=2,
+        progress=lambda: seen.append(1),
+    )
+    assert len(seen) == 24 and out.exists() and not out.with_name("offline.json.tmp").exists()
+    assert model["trained_on"] == "18 synthetic train + 6 synthetic val cases"
+    trained = OfflineReasoner(shipped, index, out)
+    # fitted on these very cases, it must reproduce most of their labels
+    right = sum(
+        trained.check(c.text).label
+        == {"Permit": "permit", "Forbid": "prohibit"}.get(c.label, "not_applicable")
+        for c in chosen
+    )
+    assert right >= 18
 
 
 def test_no_health_context_is_not_applicable(reasoner: OfflineReasoner) -> None:
@@ -46,7 +81,10 @@ def test_no_health_context_is_not_applicable(reasoner: OfflineReasoner) -> None:
 
 def test_model_provenance() -> None:
     model = json.loads(data_path("offline_model.json").read_text())
-    assert "synthetic train" in model["trained_on"] and "synthetic val" in model["selected_on"]
+    # fitted on the synthetic cases only, chosen by cross-validation on them (never real cases)
+    assert "synthetic train" in model["trained_on"] and "synthetic val" in model["trained_on"]
+    assert "cross-validation on those synthetic cases" in model["selected_on"]
+    assert "real" not in json.dumps({k: model[k] for k in ("trained_on", "selected_on")})
     assert sorted(model["labels"]) == sorted(LABELS)
 
 
