@@ -567,8 +567,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
     results = {}
     for method, reasoner in reasoners.items():
         bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
+        workers = 1 if method == "offline" or args.llm_backend == "local" else args.parallel
         records = run(
-            cases, method, lambda text, r=reasoner: r.check(text).to_json(), out, bar.update
+            cases,
+            method,
+            lambda text, r=reasoner: r.check(text).to_json(),
+            out,
+            bar.update,
+            workers=max(1, workers),
         )
         bar.close()
         result = metrics(records)
@@ -1192,6 +1198,14 @@ def build_parser() -> argparse.ArgumentParser:
     method_options(p, several=True)
     p.add_argument("--out", required=True, metavar="DIR")
     p.add_argument("--limit", type=int, help="only the first N cases")
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=4,
+        metavar="N",
+        help="cases decided at once by LLM methods over an endpoint (default 4; the offline "
+        "reasoner and the local backend take one at a time)",
+    )
     p.add_argument("--json", action="store_true", help="print the metrics as JSON")
     p.set_defaults(func=cmd_eval)
 

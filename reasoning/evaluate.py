@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +45,32 @@ def run(
     decide: Callable[[str], dict[str, Any]],
     out: Path,
     progress: Callable[[], None] | None = None,
+    workers: int = 1,
 ) -> list[dict[str, Any]]:
-    """Decide every case not yet in the log; return all records in case order."""
+    """Decide every case not yet in the log; return all records in case order.
+
+    With ``workers`` > 1, that many cases are decided at once (threads: for LLM methods, whose
+    time is spent waiting on the endpoint); each record is appended as soon as its case is
+    decided, so the log's order is the order of completion and a stop loses only the cases in
+    flight.
+    """
     out.mkdir(parents=True, exist_ok=True)
     log = out / f"{method}.jsonl"
     done = read_log(log)
     if log.exists() and log.stat().st_size and not log.read_bytes().endswith(b"\n"):
         with log.open("a", encoding="utf-8") as handle:
             handle.write("\n")  # close a line torn by an interruption
+    todo = []
+    for case in cases:
+        if case.case_id in done and not done[case.case_id].get("retry"):
+            if progress is not None:
+                progress()
+        else:
+            todo.append(case)
+    lock = threading.Lock()
     with log.open("a", encoding="utf-8") as handle:
-        for case in cases:
-            if case.case_id in done and not done[case.case_id].get("retry"):
-                if progress is not None:
-                    progress()
-                continue
+
+        def one(case: Any) -> None:
             result = decide(case.text)
             record = {
                 "case_id": case.case_id,
@@ -64,12 +78,21 @@ def run(
                 "gold": CASE_LABELS.get(case.label),
                 **result,
             }
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-            done[case.case_id] = record
-            if progress is not None:
-                progress()
+            with lock:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+                done[case.case_id] = record
+                if progress is not None:
+                    progress()
+
+        if workers <= 1:
+            for case in todo:
+                one(case)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for future in [pool.submit(one, case) for case in todo]:
+                    future.result()  # an exception in one case is raised here, after the rest
     return [done[c.case_id] for c in cases if c.case_id in done]
 
 
@@ -132,17 +155,21 @@ def confusion_png(result: dict[str, Any], title: str, path: Path) -> None:
 
 
 def markdown_table(results: dict[str, dict[str, Any]]) -> str:
-    """Methods in rows, as in the paper's tables: accuracy, macro-F1 and per-class F1."""
+    """Methods in rows, as in the paper's tables: accuracy, macro-F1, and per class precision,
+    recall and F1 (P / R / F1), then the parse failures."""
     lines = [
-        "| method | n | accuracy | macro-F1 | permit F1 | prohibit F1 | not applicable F1 "
-        "| parse failures |",
+        "| method | n | accuracy | macro-F1 | permit P / R / F1 | prohibit P / R / F1 "
+        "| not applicable P / R / F1 | parse failures |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for method, r in results.items():
-        pc = r["per_class"]
+        cells = [
+            " / ".join(f"{r['per_class'][label][key]:.3f}" for key in ("precision", "recall", "f1"))
+            for label in LABELS
+        ]
         lines.append(
             f"| {method} | {r['n']} | {r['accuracy']:.3f} | {r['macro_f1']:.3f} | "
-            f"{pc['permit']['f1']:.3f} | {pc['prohibit']['f1']:.3f} | "
-            f"{pc['not_applicable']['f1']:.3f} | {r['parse_failures']} |"
+            + " | ".join(cells)
+            + f" | {r['parse_failures']} |"
         )
     return "\n".join(lines) + "\n"

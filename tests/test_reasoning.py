@@ -120,6 +120,33 @@ def test_run_resumes_and_ignores_a_torn_line(tmp_path: Path) -> None:
     assert len(read_log(tmp_path / "m.jsonl")) == 6
 
 
+def test_run_in_parallel_keeps_every_finished_case(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    cases = [FakeCase(str(i), f"case {i}", "Forbid") for i in range(8)]
+    lock, state = threading.Lock(), {"now": 0, "peak": 0}
+
+    def decide(text: str) -> dict:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        if text == "case 5":
+            raise RuntimeError("endpoint vanished")
+        return {"verdict": "prohibit"}
+
+    with pytest.raises(RuntimeError, match="vanished"):
+        run(cases, "p", decide, tmp_path, workers=3)
+    assert state["peak"] == 3  # three cases at once, never more
+    logged = read_log(tmp_path / "p.jsonl")
+    assert set(logged) == {str(i) for i in range(8)} - {"5"}  # the others were all kept
+    records = run(cases, "p", lambda text: {"verdict": "permit"}, tmp_path, workers=3)
+    assert [r["verdict"] for r in records] == ["prohibit"] * 5 + ["permit"] + ["prohibit"] * 2
+
+
 def test_metrics() -> None:
     records = [
         {"gold": "permit", "verdict": "permit"},
