@@ -11,6 +11,7 @@ Parties are read with the role graph's resolver; information with the attribute 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,62 @@ DISCLOSURE = re.compile(
     re.I,
 )
 INFORM_VERBS = re.compile(r"^(?:told|tell\w*|inform\w*|notif\w*)$", re.I)
-SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+#: A sentence ends at . ! or ? before a space or the end, but not after a title or a common
+#: abbreviation ("Dr. Smith sent ...", "Acme Inc. received ...") or an initial ("J. Doe").
+SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
+ABBREVIATION = re.compile(
+    r"(?:\b(?:Dr|Mr|Mrs|Ms|St|Jr|Sr|Inc|Co|Corp|Ltd|No|vs|Lt|Sgt|Rev|Prof|Gov|Dept|e\.g|i\.e)"
+    r"|\b[A-Z])$"
+)
+
+
+def _name_shape(gram: list[str]) -> bool:
+    """False for word runs that mix a name with the words around it: "Dr Adams needs",
+    "care physician Dr" (a name is capitalized words, possibly ending in a possessive:
+    "Dr Johnson's office", or joined by "of": "Department of Health")."""
+    for word, after in itertools.pairwise(gram):
+        if after.lower() in INNER_WORDS or word.lower() in INNER_WORDS:
+            continue
+        if word[0].isupper() and after[0].islower() and not word.endswith(("'s", "’s")):
+            return False
+        if word[0].islower() and after[0].isupper():
+            return False
+    return True
+
+
+def sentences(narrative: str) -> list[tuple[str, int]]:
+    """The narrative's sentences, each with the offset where it starts."""
+    found, start = [], 0
+    for end in SENTENCE_END.finditer(narrative):
+        if end.group(0) == "." and ABBREVIATION.search(narrative[start : end.start()]):
+            continue
+        found.append((narrative[start : end.end()], start))
+        start = end.end()
+    if narrative[start:].strip():
+        found.append((narrative[start:], start))
+    return found
+
+
+#: Verbs whose grammatical subject receives: "the police obtained the records from Dr. Lee".
+RECEIVE_VERBS = re.compile(r"^(?:access|obtain|request|receiv)\w*$", re.I)
+#: Words that may stand inside a party's or an information's name ("Department of Health").
+INNER_WORDS = frozenset({"of", "for", "and", "&"})
+#: "Sarah, a nurse at ..." / "her doctor, Dr. Johnson": a name and the role it is given.
+TITLE = r"(?:Dr|Mr|Mrs|Ms|Officer|Detective|Agent|Nurse)"
+NAME = rf"(?:{TITLE}\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?"
+ROLE = r"(?P<role>[a-z][a-z-]*(?: [a-z][a-z-]*){0,3}?)"
+APPOSITIVE = (
+    # "Jane Roe, a patient at ...", "Officer Brown, a police officer, ..."
+    re.compile(
+        rf"\b(?P<name>{NAME}), (?:a|an|the|her|his|their|its) {ROLE}"
+        r"(?=[,.;]| (?:at|in|for|of|with|who|from|on|and)\b)"
+    ),
+    # "her physician, Dr. Smith", "the detective Officer Brown"
+    re.compile(
+        rf"\b(?:a|an|the|her|his|their|its) {ROLE}(?:, | (?={TITLE}\b))(?P<name>{NAME})\b"
+        r"(?!,? (?:a|an|the)\b)"
+    ),
+)
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 EDGE_WORDS = frozenset({"without", "with", "because", "after", "before", "about", "despite"})
 #: How a narrative states consent (the norms' cues are the regulation's own wording).
@@ -123,6 +179,7 @@ class FlowExtractor:
         resolver: Any,
         reached_only: bool,
         skip: list[Part] | None = None,
+        names: dict[str, str] | None = None,
     ) -> list[Part]:
         """Non-overlapping phrases (longest first) that the resolver resolves, outside ``skip``."""
         words = [(m.group(0), m.start() + offset, m.end() + offset) for m in WORD.finditer(text)]
@@ -143,24 +200,67 @@ class FlowExtractor:
                     lexicon.STOP_WORDS | lexicon.CLAUSE_WORDS | FUNCTION_WORDS | EDGE_WORDS
                 ):
                     continue
+                inner = {w.lower() for w in gram[1:-1]} - INNER_WORDS
+                if inner & (lexicon.STOP_WORDS | lexicon.CLAUSE_WORDS | FUNCTION_WORDS):
+                    continue  # "Officer Johnson a law", "specialist could improve Jane's"
+                if not _name_shape(gram):
+                    continue
+                last = gram[-1]
+                if (
+                    size > 1
+                    and not last[0].isupper()
+                    and hasattr(resolver, "_known")
+                    and not resolver._known(last.lower().rstrip("'’s"))
+                ):
+                    continue  # the phrase must end at a noun: not "care physician received"
                 phrase = " ".join(gram)
+                start, end = words[i][1], words[i + size - 1][2]
+                written = text[start - offset : end - offset]  # as the narrative writes it
+                known = (names.get(written) or names.get(phrase)) if names else None
+                if known:
+                    found.append(Part(written, start, end, known))
+                    taken.update(range(i, i + size))
+                    continue
                 matches = resolver.resolve(phrase, 1)
                 if not matches or (reached_only and not matches[0].reached):
                     continue
                 if matches[0].via == "cue":
                     continue  # a health word nearby is no information mention
-                found.append(Part(phrase, words[i][1], words[i + size - 1][2], matches[0].target))
+                found.append(Part(written, start, end, matches[0].target))
                 taken.update(range(i, i + size))
         return sorted(found, key=lambda p: p.start)
 
+    def names(self, narrative: str) -> dict[str, str]:
+        """The people and bodies the narrative introduces with a role ("Sarah, a nurse at ..."),
+        by name and by each word of the name, resolved on the role graph."""
+        found: dict[str, str] = {}
+        for pattern in APPOSITIVE:
+            for match in pattern.finditer(narrative):
+                role = self.roles.resolve(match.group("role"), 1)
+                if not role:
+                    continue
+                name = re.sub(
+                    r"^(?:Dr|Mr|Mrs|Ms|Officer|Detective|Agent|Nurse)\.? ", "", match["name"]
+                )
+                for key in (match["name"], name, *name.split()):
+                    found.setdefault(key, role[0].target)
+        return found
+
     def extract(self, narrative: str) -> list[Flow]:
         flows: list[Flow] = []
-        for sentence in SENTENCE.finditer(narrative):
-            text, offset = sentence.group(0), sentence.start()
+        names = self.names(narrative)
+        patient = None
+        for name, role in names.items():
+            found = (
+                re.search(rf"\b{re.escape(name)}\b", narrative) if role == "individual" else None
+            )
+            if found and (patient is None or found.start() < patient.start):
+                patient = Part(name, found.start(), found.end(), role)
+        for text, offset in sentences(narrative):
             verb = DISCLOSURE.search(text)
             if not verb:
                 continue
-            parties = self._mentions(text, offset, self.roles, False)
+            parties = self._mentions(text, offset, self.roles, False, names=names)
             infos = self._mentions(text, offset, self.attributes, True, parties)
             v_start = verb.start() + offset
             before = [p for p in parties if p.end <= v_start]
@@ -175,7 +275,15 @@ class FlowExtractor:
                 (p for p in recipient_pool if p is not sender and p.resolved != "individual"),
                 recipient_pool[0] if recipient_pool else None,
             )
+            source = re.search(r"\bfrom\b", text[verb.end() :])
+            if RECEIVE_VERBS.match(verb.group(0)):
+                # "the detective obtained the chart from Dr. Lee": the subject receives
+                cut = verb.end() + offset + (source.end() if source else len(text))
+                senders = [p for p in after if p.start >= cut]
+                recipient, sender = sender, (senders[0] if senders else None)
             subject = next((p for p in parties if p.resolved == "individual"), None)
+            if subject is None:
+                subject = patient  # the narrative's patient, where it is first named
             flows.append(
                 Flow(
                     sender,

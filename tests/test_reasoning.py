@@ -215,3 +215,29 @@ def test_flows_with_spans(reasoner: OfflineReasoner) -> None:
     for part in flow.values():
         if part:
             assert text[part["start"] : part["end"]] == part["text"]
+
+
+def test_flows_read_names_abbreviations_and_direction(reasoner: OfflineReasoner) -> None:
+    from privacy_checklist.reasoning.flows import sentences
+
+    text = (
+        "Jane Roe, a patient at Acme Inc. Clinic, saw her physician, Dr. Smith, in May. "
+        "Officer Brown, a police officer, later obtained Jane's lab results from Dr. Smith. "
+        "Dr. Smith sent the chart to Mr. Gray, a funeral director."
+    )
+    assert [s for s, _ in sentences(text)][1].strip().startswith("Officer Brown")  # not at "Dr."
+    assert len(sentences(text)) == 3
+    extractor = reasoner.flows()
+    names = extractor.names(text)
+    assert names["Jane"] == "individual" and names["Gray"] == "funeral director"
+    obtained, sent = extractor.extract(text)
+    # "obtained ... from": the grammatical subject receives, the one after "from" sends
+    assert obtained.recipient.text in ("Officer Brown", "police officer")  # its appositive
+    assert obtained.recipient.resolved == "law enforcement official"
+    assert obtained.sender.text == "Dr Smith" or obtained.sender.text == "Dr. Smith"
+    assert obtained.sender.resolved == "health care provider"
+    assert sent.recipient.resolved == "funeral director"
+    assert sent.subject.text == "Jane Roe" and sent.subject.start == 0  # the case's patient
+    for flow in (obtained, sent):
+        for part in (flow.sender, flow.recipient, flow.subject):
+            assert text[part.start : part.end] == part.text
