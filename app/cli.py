@@ -897,6 +897,50 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_app(args: argparse.Namespace) -> int:
+    """Start the Streamlit browser on 127.0.0.1 and wait for it."""
+    import subprocess
+    from importlib import resources
+
+    script = Path(str(resources.files("privacy_checklist.app.ui") / "main.py"))
+    env = dict(os.environ)
+    for name, value in (
+        ("PCHECK_KB", args.kb),
+        ("PCHECK_STORE", args.store),
+        ("PCHECK_INDEX", args.index),
+        ("PCHECK_EDITOR", args.editor),
+        ("PCHECK_RUNS", args.runs),
+        ("PCHECK_LLM_BASE_URL", args.llm_base_url),
+        ("PCHECK_LLM_MODEL", args.llm_model),
+    ):
+        if value:
+            env[name] = (
+                str(Path(value).resolve()) if name in ("PCHECK_KB", "PCHECK_RUNS") else value
+            )
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.headless",
+        "true",
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    print(f"privacy-checklist app on http://{args.address}:{args.port}/ (Ctrl-C stops it)")
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
 # --------------------------------------------------------------------------- parser
 
 EPILOG = """examples:
@@ -1329,6 +1373,24 @@ def build_parser() -> argparse.ArgumentParser:
         f"({DEMO_NODE}) with its path, references and definitions.",
     )
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "app",
+        help="the browser: read the law, check a case, validate norms, study an evaluation",
+        description="Start the Streamlit app on 127.0.0.1 (the knowledge base and models load "
+        "once). Editing norms is off unless an editor name is given (--editor or the sidebar).",
+    )
+    p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument("--address", default="127.0.0.1", help="address to listen on (default loopback)")
+    p.add_argument("--editor", metavar="NAME", help="edit norms as NAME (else read-only)")
+    p.add_argument("--store", metavar="PATH", help="the editors' store ($PCHECK_STORE)")
+    p.add_argument("--index", metavar="DIR", help="retrieval index folder")
+    p.add_argument(
+        "--runs", metavar="DIR", help="where the Evaluation page looks for run folders (runs/)"
+    )
+    p.add_argument("--llm-base-url", metavar="URL", help="OpenAI-compatible endpoint")
+    p.add_argument("--llm-model", metavar="NAME", help="model name")
+    p.set_defaults(func=cmd_app)
     return parser
 
 

@@ -15,6 +15,7 @@ from rdflib import Graph
 from privacy_checklist.app.cli import build_parser, main
 
 SUBCOMMANDS = [
+    "app",
     "ingest",
     "stats",
     "show",

@@ -1,0 +1,10 @@
+"""The check page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+
+def render() -> None:
+    st.title("check")
+    st.info("This page is being written.")

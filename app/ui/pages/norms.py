@@ -1,0 +1,10 @@
+"""The norms page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+
+def render() -> None:
+    st.title("norms")
+    st.info("This page is being written.")
