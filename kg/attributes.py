@@ -14,6 +14,7 @@ protected health information); a non-health phrase ("favorite movie") reaches no
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from importlib import resources
@@ -211,6 +212,12 @@ REPORTED_TYPES = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _normalized(word: str) -> str:
+    """A cue word's normalized form (cue lists are read for every phrase: normalize once)."""
+    return lexicon.normalize(word)
+
+
 class AttributeResolver(Resolver):
     """A :class:`Resolver` for information phrases.
 
@@ -250,7 +257,7 @@ class AttributeResolver(Resolver):
         text = f" {lexicon.normalize(phrase[: lexicon.MAX_CHARS])} "
 
         def hits(words: list[str]) -> list[str]:
-            return [w for w in words if f" {lexicon.normalize(w)} " in text]
+            return [w for w in words if f" {_normalized(w)} " in text]
 
         for kind in ("summary health information", "limited data set", "de-identified information"):
             found = hits(cues.get(kind, []))
