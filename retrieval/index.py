@@ -35,7 +35,10 @@ METHODS = ("bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es", "hybrid")
 
 
 def default_index_dir(kb: Any) -> Path:
-    if kb.path is not None and os.access(kb.path, os.W_OK):
+    from privacy_checklist.kg.kb import builtin_path
+
+    shipped = kb.path is not None and Path(kb.path).resolve() == builtin_path().resolve()
+    if kb.path is not None and not shipped and os.access(kb.path, os.W_OK):
         return Path(kb.path) / "index"
     key = hashlib.sha256(str(Path(kb.path or ".").resolve()).encode()).hexdigest()[:12]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")

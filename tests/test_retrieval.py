@@ -245,3 +245,12 @@ def test_bm25_hits_carry_matched_spans(index: RetrievalIndex) -> None:
     spec = index.by_node[hit.node].spec
     words = {spec[a:b].lower() for a, b in hit.spans}
     assert hit.spans and {"law", "enforcement"} <= words
+
+
+def test_shipped_kb_index_goes_to_the_cache(shipped, tmp_path, monkeypatch) -> None:
+    from privacy_checklist.retrieval.index import default_index_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    where = default_index_dir(shipped)
+    # never inside the package, even when the package folder is writable (an editable install)
+    assert where.is_relative_to(tmp_path / "privacy-checklist" / "index")
