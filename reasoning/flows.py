@@ -54,6 +54,26 @@ def _name_shape(gram: list[str]) -> bool:
     return True
 
 
+def _phrase_after(text: str, at: int, offset: int) -> Part | None:
+    """The noun phrase starting at ``at`` in ``text`` (up to a preposition or clause word), as
+    a part resolved to no HIPAA role."""
+    words = list(WORD.finditer(text, at))
+    kept = []
+    for word in words[:6]:
+        lower = word.group(0).lower()
+        if kept and (lower in lexicon.CLAUSE_WORDS or lower in EDGE_WORDS or lower == "and"):
+            break
+        if text[kept[-1].end() : word.start()].strip() if kept else text[at : word.start()].strip():
+            break  # punctuation ends the phrase
+        kept.append(word)
+    while kept and kept[0].group(0).lower() in lexicon.STOP_WORDS:
+        kept.pop(0)
+    if not kept:
+        return None
+    start, end = kept[0].start(), kept[-1].end()
+    return Part(text[start:end], start + offset, end + offset, OUTSIDE)
+
+
 def sentences(narrative: str) -> list[tuple[str, int]]:
     """The narrative's sentences, each with the offset where it starts."""
     found, start = [], 0
@@ -69,6 +89,8 @@ def sentences(narrative: str) -> list[tuple[str, int]]:
 
 #: Verbs whose grammatical subject receives: "the police obtained the records from Dr. Lee".
 RECEIVE_VERBS = re.compile(r"^(?:access|obtain|request|receiv)\w*$", re.I)
+#: What a party no HIPAA role fits resolves to ("a reporter", "the landlord").
+OUTSIDE = "no HIPAA role"
 #: Words that may stand inside a party's or an information's name ("Department of Health").
 INNER_WORDS = frozenset({"of", "for", "and", "&"})
 #: "Sarah, a nurse at ..." / "her doctor, Dr. Johnson": a name and the role it is given.
@@ -270,11 +292,24 @@ class FlowExtractor:
             if to and not INFORM_VERBS.match(verb.group(0)):
                 cut = verb.end() + offset + to.end()
                 recipient_pool = [p for p in after if p.start >= cut] or after
-            sender = before[-1] if before else None
+            # the sentence's subject ("Dr. Lee, a surgeon at Mercy Hospital, emailed ..."), else
+            # the party nearest the verb
+            lead = [p for p in before if not text[: p.start - offset].strip(" \"'“(").split()[2:]]
+            sender = lead[0] if lead else (before[-1] if before else None)
             recipient = next(
                 (p for p in recipient_pool if p is not sender and p.resolved != "individual"),
                 recipient_pool[0] if recipient_pool else None,
             )
+            if to and not INFORM_VERBS.match(verb.group(0)):
+                # "to a reporter at the local newspaper": a recipient HIPAA has no role for
+                named = _phrase_after(text, verb.end() + to.end(), offset)
+                found_after_to = (
+                    recipient is not None
+                    and recipient.resolved != "individual"
+                    and recipient.start >= verb.end() + offset + to.end()
+                )
+                if named and not found_after_to:
+                    recipient = named
             source = re.search(r"\bfrom\b", text[verb.end() :])
             if RECEIVE_VERBS.match(verb.group(0)):
                 # "the detective obtained the chart from Dr. Lee": the subject receives

@@ -241,3 +241,16 @@ def test_flows_read_names_abbreviations_and_direction(reasoner: OfflineReasoner)
     for flow in (obtained, sent):
         for part in (flow.sender, flow.recipient, flow.subject):
             assert text[part.start : part.end] == part.text
+
+
+def test_flow_subject_and_outside_recipient(reasoner: OfflineReasoner) -> None:
+    from privacy_checklist.reasoning.flows import OUTSIDE
+
+    text = (
+        "Dr. Lee, an orthopedic surgeon at Mercy Hospital, emailed the chart to a reporter at the "
+        "local newspaper."
+    )
+    (flow,) = reasoner.flows().extract(text)
+    assert flow.sender.text == "Dr. Lee"  # the sentence's subject, not "Mercy Hospital"
+    assert flow.recipient.text == "reporter" and flow.recipient.resolved == OUTSIDE
+    assert text[flow.recipient.start : flow.recipient.end] == "reporter"
