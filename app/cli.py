@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.app.views import node_report
 from privacy_checklist.ingest.ecfr import LIVE_URLS, IngestError, load_page
 from privacy_checklist.ingest.ontology import OntologyError
 from privacy_checklist.kg import kb as kbmod
@@ -720,47 +721,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def node_report(kb: KnowledgeBase, node_id: str) -> dict[str, Any]:
-    """What ``pcheck show`` prints, as data."""
-    node = kb.node(node_id)
-    tree = kb.tree
-    path = tree.path(node.id)
-    own_terms = kb.definitions.uses(node.text, node.id, tree)
-    seen = {u.definition.node for u in own_terms}
-    inherited = []
-    for ancestor in path[:-1]:
-        for use in kb.definitions.uses(ancestor.text, node.id, tree):
-            if use.definition.node not in seen:
-                seen.add(use.definition.node)
-                inherited.append((ancestor.id, use))
-
-    def ref_json(ref: Any) -> dict[str, Any]:
-        return ref.to_json()
-
-    def definition_json(use: Any, where: str) -> dict[str, Any]:
-        return {
-            "term": use.term,
-            "in": where,
-            "start": use.start,
-            "end": use.end,
-            **use.definition.to_json(),
-        }
-
-    return {
-        "id": node.id,
-        "kind": node.kind,
-        "title": node.title,
-        "text": node.text,
-        "path": [{"id": n.id, "heading": n.heading_line(), "title": n.title} for n in path],
-        "children": list(node.children),
-        "notes": list(node.notes),
-        "refs_out": [ref_json(r) for r in kb.refs_out.get(node.id, [])],
-        "refs_in": [ref_json(r) for r in kb.refs_in.get(node.id, [])],
-        "definitions": [definition_json(u, node.id) for u in own_terms]
-        + [definition_json(u, where) for where, u in inherited],
-    }
-
-
 def print_node(kb: KnowledgeBase, node_id: str, spec: bool = False) -> None:
     report = node_report(kb, node_id)
     print(f"{report['id']}  ({report['kind']})")
@@ -902,7 +862,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     import subprocess
     from importlib import resources
 
-    script = Path(str(resources.files("privacy_checklist.app.ui") / "main.py"))
+    script = Path(str(resources.files("privacy_checklist.app") / "streamlit_app.py"))
     env = dict(os.environ)
     for name, value in (
         ("PCHECK_KB", args.kb),
@@ -933,11 +893,19 @@ def cmd_app(args: argparse.Namespace) -> int:
         "false",
         "--server.fileWatcherType",
         "none",
+        "--client.toolbarMode",
+        "viewer",
     ]
-    print(f"privacy-checklist app on http://{args.address}:{args.port}/ (Ctrl-C stops it)")
-    try:
+    print(
+        f"privacy-checklist app on http://{args.address}:{args.port}/ (Ctrl-C stops it)",
+        flush=True,
+    )
+    if hasattr(os, "execve"):
+        # become the server: a signal to this process (Ctrl-C, a supervisor's stop) reaches it
+        os.execve(sys.executable, command, env)
+    try:  # pragma: no cover - platforms without exec
         return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # pragma: no cover
         return 0
 
 

@@ -1,4 +1,7 @@
-"""The Streamlit entry point: ``streamlit run app/ui/main.py`` (``pcheck app`` does this)."""
+"""The Streamlit entry point: ``streamlit run app/streamlit_app.py`` (``pcheck app`` does this).
+
+It lives outside ``app/ui/`` because Streamlit would read a ``pages/`` folder beside its script as
+pages of their own."""
 
 from __future__ import annotations
 
@@ -7,19 +10,22 @@ import os
 import streamlit as st
 
 from privacy_checklist.app.ui import common
-from privacy_checklist.app.ui.pages import check, evaluation, graphs, norms, regulation
+from privacy_checklist.app.ui.pages import check, evaluation, graphs, home, norms, regulation
 
 
 def main() -> None:
     st.set_page_config(page_title="Privacy Checklist", page_icon="⚖️", layout="wide")
-    pages = [
-        st.Page(regulation.render, title="Regulation", url_path="regulation", default=True),
-        st.Page(graphs.render, title="Graphs", url_path="graphs"),
-        st.Page(check.render, title="Check a case", url_path="check"),
-        st.Page(norms.render, title="Norms", url_path="norms"),
-        st.Page(evaluation.render, title="Evaluation", url_path="evaluation"),
-    ]
-    navigation = st.navigation(pages)
+    pages = {
+        "regulation": st.Page(regulation.render, title="Regulation", url_path="regulation"),
+        "graphs": st.Page(graphs.render, title="Graphs", url_path="graphs"),
+        "check": st.Page(check.render, title="Check a case", url_path="check"),
+        "norms": st.Page(norms.render, title="Norms", url_path="norms"),
+        "evaluation": st.Page(evaluation.render, title="Evaluation", url_path="evaluation"),
+    }
+    st.session_state["_pcheck_pages"] = pages  # for the front page's links
+    # the front page is at "/": every other page keeps its own address (/regulation?node=...)
+    front = st.Page(home.render, title="Overview", url_path="overview", default=True)
+    navigation = st.navigation([front, *pages.values()])
     with st.sidebar:
         st.caption("HIPAA (45 CFR 160, 162, 164) through Contextual Integrity")
         st.text_input(

@@ -9,7 +9,9 @@ from typing import Any
 def per_class(confusion: Mapping[str, Mapping[str, int]], labels: Sequence[str]) -> dict[str, Any]:
     """Precision, recall, F1 and support of each label, accuracy and macro-F1.
 
-    Columns other than ``labels`` (a parse failure) count as wrong predictions.
+    Columns other than ``labels`` (a parse failure) count as wrong predictions. Macro-F1
+    averages over the labels that occur, in the gold or in the predictions (as scikit-learn
+    does): a label absent from both says nothing about the method.
     """
     scores: dict[str, dict[str, float | int]] = {}
     for label in labels:
@@ -27,11 +29,16 @@ def per_class(confusion: Mapping[str, Mapping[str, int]], labels: Sequence[str])
         }
     n = sum(sum(row.values()) for row in confusion.values())
     correct = sum(confusion[label].get(label, 0) for label in labels)
+    occurring = [
+        label
+        for label in labels
+        if scores[label]["support"] or sum(confusion[g].get(label, 0) for g in labels)
+    ]
     return {
         "n": n,
         "accuracy": round(correct / n, 4) if n else 0.0,
-        "macro_f1": round(sum(s["f1"] for s in scores.values()) / len(labels), 4)
-        if labels
+        "macro_f1": round(sum(scores[label]["f1"] for label in occurring) / len(occurring), 4)
+        if occurring
         else 0.0,
         "per_class": scores,
     }

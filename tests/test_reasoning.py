@@ -166,6 +166,13 @@ def test_metrics() -> None:
     assert result["confusion"]["permit"]["prohibit"] == 1
 
 
+def test_macro_f1_skips_labels_that_never_occur() -> None:
+    records = [{"gold": "permit", "verdict": "permit"}] * 3 + [{"gold": "permit", "verdict": "x"}]
+    result = metrics(records)
+    # prohibit and not applicable appear neither in the gold nor in the answers
+    assert result["macro_f1"] == result["per_class"]["permit"]["f1"] == 0.8571
+
+
 def test_cli_check_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
     assert main(["check", CASE, "--json", "--index", str(tmp_path / "idx")]) == 0
     verdict = json.loads(capsys.readouterr().out)

@@ -65,10 +65,24 @@ def llm_configured() -> bool:
 
 def node_link(node: str) -> str:
     """A Markdown link to a paragraph on the Regulation page."""
-    from urllib.parse import quote
-
-    return f"[{node}](/regulation?node={quote(node)})"
+    return f"[{node}]({node_url(node)})"
 
 
 def runs_root() -> Path:
     return Path(os.environ.get("PCHECK_RUNS") or "runs")
+
+
+def node_url(node: str) -> str:
+    """The Regulation page's address for a paragraph (what :func:`node_link` links to)."""
+    from urllib.parse import quote
+
+    return f"/regulation?node={quote(node)}"
+
+
+def md_escape(text: str) -> str:
+    """Text shown literally by ``st.markdown``: no emphasis, links, HTML, lists or LaTeX ($)."""
+    import re
+
+    text = re.sub(r"([\\`*_\[\]<>$|~#])", r"\\\1", text)
+    text = re.sub(r"(?m)^(\s*)([-+])(?=\s)", r"\1\\\2", text)
+    return re.sub(r"(?m)^(\s*\d+)\.(?=\s)", r"\1\\.", text)

@@ -1,10 +1,624 @@
-"""The check page."""
+"""The Check page: paste a case narrative (or pick a sample), choose a method, and read the
+verdict (permitted / prohibited / not covered by HIPAA), the flows read from the case with
+their words highlighted in it, the norms the verdict rests on, the retrieved norms, the
+reasoning and, for LLM methods, the model's raw answers. The result downloads as JSON and as a
+Markdown report (:func:`report_markdown`).
+
+The offline reasoner needs no LLM; the LLM methods are offered only when an LLM is configured
+(``pcheck app --llm-base-url URL --llm-model NAME``, or ``PCHECK_LLM_BASE_URL`` and
+``PCHECK_LLM_MODEL``).
+"""
 
 from __future__ import annotations
 
+import html
+import itertools
+import json
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
 import streamlit as st
+
+from privacy_checklist.app.cli import DEMO_CASE
+from privacy_checklist.app.ui import common
+
+# Short sample narratives of our own (not taken from the court cases), one per kind of verdict.
+SAMPLES: dict[str, str] = {
+    "A surgeon emails records to a police detective": DEMO_CASE,
+    "A health plan tells an employer about an HIV test": (
+        "A health plan disclosed a member's HIV test results to her employer, who had asked for "
+        "them, without her written authorization."
+    ),
+    "A pharmacy sends a prescription history to a doctor": (
+        "Northside Pharmacy faxed a patient's prescription history to her primary care physician "
+        "so that the physician could adjust her blood pressure treatment."
+    ),
+    "A neighbour hears about a broken leg": (
+        "Sam told his neighbour over the garden fence that he had broken his leg skiing last "
+        "winter."
+    ),
+}
+PART_KINDS = ("sender", "recipient", "subject", "information", "purpose", "consent", "verb")
+PART_COLORS = {
+    "sender": "#ffc078",
+    "recipient": "#74c0fc",
+    "subject": "#b197fc",
+    "information": "#8ce99a",
+    "purpose": "#ffe066",
+    "consent": "#faa2c1",
+    "verb": "#ced4da",
+}
+PART_NAMES = {"verb": "action"}
+LABEL_TEXT = {
+    "permit": "Permitted",
+    "prohibit": "Prohibited",
+    "not_applicable": "Not covered by HIPAA",
+    "parse_failure": "No verdict (the model's answer could not be read)",
+}
+LABEL_COLOR = {"permit": "green", "prohibit": "red", "not_applicable": "blue"}
+METHOD_HELP = {
+    "offline": "offline: ours, no LLM (explainable features and a linear model)",
+    "dp": "dp: direct prompt",
+    "cot-auto": "cot-auto: the model plans its own steps",
+    "cot-manual": "cot-manual: our Contextual Integrity guidelines step by step",
+    "agent-id": "agent-id: the model names the paragraphs, checked against the regulation",
+    "bm25-content": "bm25-content: BM25 retrieves paragraphs with the model's explanation",
+    "ci-es-content": "ci-es-content: CI-ES retrieves paragraphs with the model's reading",
+}
+HITS_K = 10  # retrieval hits shown beside the verdict
+HITS_METHOD = "hybrid"
+SNIPPET = 160  # characters of a paragraph's text in a list
+ONE_LINE = 300  # characters of an error message
+
+NARRATIVE = "check-narrative"
+SAMPLE = "check-sample"
+METHOD = "check-method"
+K = "check-k"
+RESULT = "check-result"
+OWN = "(write your own)"
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line (no traceback)."""
+    lines = str(exc).strip().splitlines()
+    message = lines[0] if lines else ""
+    message = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return message if len(message) <= ONE_LINE else message[: ONE_LINE - 1] + "…"
+
+
+def part_name(kind: str) -> str:
+    return PART_NAMES.get(kind, kind)
+
+
+def _flat(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _snippet(text: Any, width: int = SNIPPET) -> str:
+    text = _flat(text)
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def part_span(text: str, part: Any) -> tuple[int, int] | None:
+    """Where a flow part's words are in the narrative: its own span when it holds those words,
+    else their first occurrence, else None (not in the text)."""
+    if not isinstance(part, dict):
+        return None
+    words = str(part.get("text") or "")
+    start, end = part.get("start"), part.get("end")
+    if (
+        isinstance(start, int)
+        and isinstance(end, int)
+        and 0 <= start < end <= len(text)
+        and (not words or text[start:end] == words)
+    ):
+        return start, end
+    if words.strip():
+        found = text.find(words)
+        if found >= 0:
+            return found, found + len(words)
+    return None
+
+
+def _mark(kind: str, inner: str, title: str) -> str:
+    return (
+        f'<mark style="background:{PART_COLORS[kind]};color:#111;padding:0 2px;'
+        f'border-radius:3px" title="{html.escape(title, quote=True)}">{inner}</mark>'
+    )
+
+
+def _html_text(text: str) -> str:
+    """Narrative text safe inside one HTML block of ``st.markdown``: escaped, one line."""
+    return html.escape(text).replace("$", "&#36;").replace("\r\n", "\n").replace("\n", "<br>")
+
+
+def highlight_html(text: str, flows: Sequence[dict[str, Any]]) -> str:
+    """The narrative as HTML with each flow part's words in a coloured ``<mark>`` (one colour
+    per kind of part; the innermost part wins where they overlap; the tooltip names them all).
+    Everything from the narrative is HTML-escaped."""
+    spans: dict[tuple[int, int, str], list[str]] = {}
+    for number, flow in enumerate(flows, start=1):
+        if not isinstance(flow, dict):
+            continue
+        for kind in PART_KINDS:
+            part = flow.get(kind)
+            where = part_span(text, part)
+            if where is None:
+                continue
+            resolved = str(part.get("resolved") or "")
+            spans.setdefault((*where, kind), []).append(
+                f"{part_name(kind)} (flow {number})" + (f": {resolved}" if resolved else "")
+            )
+    bounds = sorted({0, len(text), *(s[0] for s in spans), *(s[1] for s in spans)})
+    out = []
+    for start, end in itertools.pairwise(bounds):
+        inner = _html_text(text[start:end])
+        covering = [s for s in spans if s[0] <= start and s[1] >= end]
+        if not covering:
+            out.append(inner)
+            continue
+        chosen = min(covering, key=lambda s: (s[1] - s[0], PART_KINDS.index(s[2])))
+        title = "; ".join(line for s in sorted(covering) for line in spans[s])
+        out.append(_mark(chosen[2], inner, title))
+    return '<div style="line-height:1.9">' + "".join(out) + "</div>"
+
+
+def legend_html(kinds: Sequence[str] = PART_KINDS) -> str:
+    return " ".join(_mark(kind, part_name(kind), part_name(kind)) for kind in kinds)
+
+
+def flow_table(flow: dict[str, Any], text: str | None = None) -> str:
+    """A Markdown table of one flow's parts: the words, the law's term, where they are."""
+    rows = ["| part | words in the case | the law's term | where |", "|---|---|---|---|"]
+    for kind in PART_KINDS:
+        part = flow.get(kind)
+        if not isinstance(part, dict) or not str(part.get("text") or "").strip():
+            continue
+        if text is not None:
+            span = part_span(text, part)
+        else:
+            start, end = part.get("start"), part.get("end")
+            span = (start, end) if isinstance(start, int) and start >= 0 else None
+        where = f"{span[0]}–{span[1]}" if span else "not in the text"
+        resolved = _flat(part.get("resolved"))
+        rows.append(
+            f"| {part_name(kind)} | {common.md_escape(_flat(part.get('text')))} | "
+            f"{common.md_escape(resolved) if resolved else '—'} | {where} |"
+        )
+    return "\n".join(rows) if len(rows) > 2 else "_No part of this flow was read._"
+
+
+def flow_title(number: int, flow: dict[str, Any]) -> str:
+    verb = flow.get("verb") if isinstance(flow, dict) else None
+    said = _flat(verb.get("text")) if isinstance(verb, dict) else ""
+    return f"Flow {number}" + (f": “{common.md_escape(said)}”" if said else "")
+
+
+def norm_lines(norms: Sequence[Any]) -> list[str]:
+    """Markdown list items: each norm's id as a link to its paragraph, its type and text."""
+    lines = []
+    for norm in norms:
+        if isinstance(norm, str):
+            norm = {"id": norm}
+        if not isinstance(norm, dict) or not norm.get("id"):
+            continue
+        kind = f" ({norm['norm_type']})" if norm.get("norm_type") else ""
+        text = _snippet(norm.get("text"), 600)
+        lines.append(
+            f"- {common.node_link(str(norm['id']))}{kind}"
+            + (f": {common.md_escape(text)}" if text else "")
+        )
+    return lines
+
+
+def label_text(label: Any) -> str:
+    return LABEL_TEXT.get(str(label), str(label).replace("_", " "))
+
+
+def report_markdown(
+    text: str, verdict: dict[str, Any], hits: Sequence[dict[str, Any]] | None = None
+) -> str:
+    """A Markdown report of a check: the verdict, the case, the norms it rests on, the flows,
+    the reasoning, the retrieved norms and (LLM methods) the raw answers."""
+    label = str(verdict.get("verdict"))
+    out = [
+        "# Privacy check",
+        "",
+        f"**Verdict: {label_text(label)}** (`{label}`)",
+        "",
+        f"- Method: {verdict.get('method') or 'offline'}"
+        + (f" ({verdict['llm']})" if verdict.get("llm") else ""),
+    ]
+    probabilities = verdict.get("probabilities") or {}
+    if probabilities:
+        out.append(
+            "- Probabilities: "
+            + ", ".join(f"{k.replace('_', ' ')} {float(v):.2f}" for k, v in probabilities.items())
+        )
+    if verdict.get("failure"):
+        out.append(f"- Failure: {_flat(verdict['failure'])}")
+    out += ["", "## The case", ""]
+    out += [f"> {line}" if line.strip() else ">" for line in text.splitlines()] or [">"]
+    out += ["", "## The norms it rests on", ""]
+    norms = verdict.get("norms") or []
+    if norms:
+        for norm in norms:
+            if isinstance(norm, str):
+                norm = {"id": norm}
+            kind = f" ({norm['norm_type']})" if norm.get("norm_type") else ""
+            out.append(f"- **{norm.get('id')}**{kind}: {_flat(norm.get('text'))}".rstrip(": "))
+    else:
+        out.append(
+            "None: not covered by HIPAA."
+            if label == "not_applicable"
+            else "No paragraph was named."
+        )
+    out += ["", "## The flows", ""]
+    flows = [f for f in verdict.get("flows") or [] if isinstance(f, dict)]
+    if not flows:
+        out.append("No flow was read from the case.")
+    for number, flow in enumerate(flows, start=1):
+        verb = flow.get("verb") if isinstance(flow.get("verb"), dict) else {}
+        out += [
+            f"### Flow {number}" + (f": “{_flat(verb.get('text'))}”" if verb.get("text") else ""),
+            "",
+            "| part | words in the case | the law's term | where |",
+            "|---|---|---|---|",
+        ]
+        for kind in PART_KINDS:
+            part = flow.get(kind)
+            if not isinstance(part, dict) or not str(part.get("text") or "").strip():
+                continue
+            span = part_span(text, part)
+            cells = [
+                part_name(kind),
+                _flat(part.get("text")).replace("|", "\\|"),
+                _flat(part.get("resolved")).replace("|", "\\|") or "—",
+                f"{span[0]}–{span[1]}" if span else "not in the text",
+            ]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    out += ["", "## Reasoning", ""]
+    out += [f"- {_flat(step)}" for step in verdict.get("reasoning") or []] or ["(none given)"]
+    if hits:
+        out += ["", f"## Retrieved norms ({HITS_METHOD})", ""]
+        out += [
+            f"{rank}. {h.get('node')} (score {float(h.get('score') or 0):.4f}"
+            + (f", {h['norm_type']}" if h.get("norm_type") else "")
+            + ")"
+            for rank, h in enumerate(hits, start=1)
+        ]
+    answers = verdict.get("answers") or []
+    if answers or (verdict.get("method") not in (None, "offline") and verdict.get("raw")):
+        out += ["", "## The model's raw answers", ""]
+        if not answers:
+            out += ["```text", str(verdict.get("raw")), "```"]
+        for answer in answers:
+            said = answer.get("text")
+            out += [
+                f"### {answer.get('step') or 'answer'}",
+                "",
+                "```text",
+                str(said) if said is not None else f"(no answer: {answer.get('error')})",
+                "```",
+                "",
+            ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- engine
+
+
+def _llm_env() -> tuple[str, str]:
+    return (
+        os.environ.get("PCHECK_LLM_BASE_URL") or "",
+        os.environ.get("PCHECK_LLM_MODEL") or "",
+    )
+
+
+@st.cache_resource(show_spinner="Preparing the method ...", max_entries=16)
+def _llm_method(name: str, k: int, base_url: str, model: str) -> Any:
+    from privacy_checklist.reasoning.methods import build_client, build_method
+
+    client = build_client("openai", base_url or None, model or None)
+    return build_method(name, common.kb(), common.index(), client, k=k)
+
+
+def reasoner(name: str, k: int) -> Any:
+    """The method's pipeline, built once per server (the offline reasoner is shared)."""
+    if name == "offline":
+        return common.offline_reasoner()
+    return _llm_method(name, k, *_llm_env())
+
+
+def retrieval_hits(text: str, k: int = HITS_K) -> list[dict[str, Any]]:
+    """The top hits of the retrieval index for the case, with their norm type and text."""
+    kb = common.kb()
+    hits = common.index().search(text, HITS_METHOD, k)
+    out = []
+    for hit in hits:
+        norm = kb.norms.get(hit.node)
+        node = kb.tree.get(hit.node)
+        out.append(
+            {
+                **hit.to_json(),
+                "norm_type": norm.norm_type if norm else "",
+                "text": node.text if node else "",
+            }
+        )
+    return out
+
+
+def run_check(text: str, method: str, k: int) -> dict[str, Any]:
+    """Check the narrative; the result kept in the session (or an ``error`` line)."""
+    notices = []
+    if len(text) > common.MAX_CASE_CHARS:
+        notices.append(
+            f"The narrative has {len(text):,} characters; only the first "
+            f"{common.MAX_CASE_CHARS:,} were checked."
+        )
+        text = text[: common.MAX_CASE_CHARS]
+    started = time.perf_counter()
+    try:
+        verdict = reasoner(method, k).check(text).to_json()
+        hits = retrieval_hits(text)
+    except Exception as exc:  # the engine's errors are shown as one line, never a traceback
+        return {"error": one_line(exc), "method": method}
+    from privacy_checklist.reasoning.offline import FLOW_CHARS
+    from privacy_checklist.retrieval.base import MAX_QUERY_CHARS
+
+    if len(text) > min(FLOW_CHARS, MAX_QUERY_CHARS):
+        notices.append(
+            f"A narrative over {min(FLOW_CHARS, MAX_QUERY_CHARS):,} characters is long: the "
+            f"retrieval reads its first {MAX_QUERY_CHARS:,} characters"
+            + ("" if verdict.get("flows") else ", and no flows were read from it")
+            + "."
+        )
+    return {
+        "text": text,
+        "method": method,
+        "verdict": verdict,
+        "hits": hits,
+        "seconds": time.perf_counter() - started,
+        "notices": notices,
+    }
+
+
+def result_json(result: dict[str, Any]) -> str:
+    data = {
+        **result["verdict"],
+        "narrative": result["text"],
+        "retrieval": {"method": HITS_METHOD, "hits": result["hits"]},
+    }
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _on_sample() -> None:
+    chosen = st.session_state.get(SAMPLE)
+    if chosen in SAMPLES:
+        st.session_state[NARRATIVE] = SAMPLES[chosen]
+
+
+def _methods() -> list[str]:
+    from privacy_checklist.reasoning.methods import METHODS
+
+    return list(METHODS) if common.llm_configured() else ["offline"]
+
+
+def _check(text: str) -> dict[str, Any]:
+    """What the Check button gives: a warning for an empty narrative, else the result."""
+    if not text.strip():
+        return {"warning": "Write or paste a case narrative first, or pick a sample."}
+    method = st.session_state.get(METHOD) or "offline"
+    if method not in _methods():
+        method = "offline"
+    k = int(st.session_state.get(K) or 5)
+    return {**run_check(text, method, k), "input": text}
 
 
 def render() -> None:
-    st.title("check")
-    st.info("This page is being written.")
+    st.title("Check a case")
+    st.caption(
+        "Is a flow of health information permitted, prohibited, or not covered by HIPAA? "
+        "Describe who shares what with whom, and why."
+    )
+    st.selectbox(
+        "Sample cases",
+        [OWN, *SAMPLES],
+        key=SAMPLE,
+        on_change=_on_sample,
+        help="Short narratives written for this page (not the court cases).",
+    )
+    text = st.text_area(
+        "Case narrative",
+        key=NARRATIVE,
+        height=180,
+        placeholder="e.g. " + DEMO_CASE,
+    )
+    length = len(text or "")
+    if length > common.MAX_CASE_CHARS:
+        st.caption(
+            f":orange[{length:,} characters: only the first {common.MAX_CASE_CHARS:,} will be "
+            "checked.]"
+        )
+    elif length:
+        st.caption(f"{length:,} characters")
+
+    from privacy_checklist.reasoning.methods import DEFAULT_K, RETRIEVAL_METHODS
+
+    methods = _methods()
+    if st.session_state.get(METHOD) not in methods:
+        st.session_state[METHOD] = "offline"
+    left, right = st.columns([3, 1])
+    with left:
+        method = st.selectbox(
+            "Method", methods, key=METHOD, format_func=lambda m: METHOD_HELP.get(m, m)
+        )
+    with right:
+        if method in RETRIEVAL_METHODS:
+            st.number_input("Paragraphs retrieved (k)", 1, 20, DEFAULT_K, key=K)
+    if not common.llm_configured():
+        st.caption(
+            "The LLM methods (dp, cot-auto, cot-manual, agent-id, bm25-content, ci-es-content) "
+            "need an LLM: start the app with `pcheck app --llm-base-url URL --llm-model NAME` "
+            "(or set `PCHECK_LLM_BASE_URL` and `PCHECK_LLM_MODEL`). Any OpenAI-compatible "
+            "endpoint works."
+        )
+    # load the knowledge base, the index and the offline reasoner now, not on the first check
+    try:
+        common.offline_reasoner()
+    except Exception as exc:
+        st.error(f"The offline reasoner cannot be loaded: {one_line(exc)}")
+    if st.button("Check", type="primary", key="check-run"):
+        with st.spinner("Checking ..."):
+            st.session_state[RESULT] = _check(text or "")
+
+    result = st.session_state.get(RESULT)
+    if not result:
+        return
+    if result.get("warning"):
+        st.warning(result["warning"])
+        return
+    if result.get("error"):
+        st.error(f"The check failed ({result['method']}): {result['error']}")
+        return
+    try:
+        show_result(result)
+    except Exception as exc:  # a malformed result (e.g. an odd LLM answer) never gives a traceback
+        st.error(f"The result cannot be shown: {one_line(exc)}")
+
+
+def show_result(result: dict[str, Any]) -> None:
+    verdict, text = result["verdict"], result["text"]
+    for notice in result.get("notices", []):
+        st.warning(notice)
+    if result.get("input") is not None and result["input"] != st.session_state.get(NARRATIVE):
+        st.caption("The narrative has changed since this check: press Check again.")
+    label = str(verdict.get("verdict"))
+    color = LABEL_COLOR.get(label, "orange")
+    st.markdown(f"## Verdict: :{color}[**{label_text(label)}**]")
+    st.caption(
+        f"`{label}` by the {result['method']} method"
+        + (f" ({verdict['llm']})" if verdict.get("llm") else "")
+        + f", in {result['seconds']:.2f} s"
+    )
+    if verdict.get("failure"):
+        st.warning(f"Why there is no verdict: {_flat(verdict['failure'])}")
+    probabilities = verdict.get("probabilities") or {}
+    if probabilities:
+        columns = st.columns(len(probabilities))
+        for column, (name, value) in zip(columns, probabilities.items(), strict=True):
+            column.metric(label_text(name), f"{float(value):.0%}")
+            column.progress(min(1.0, max(0.0, float(value))))
+
+    st.subheader("The flows in the case")
+    flows = [f for f in verdict.get("flows") or [] if isinstance(f, dict)]
+    st.markdown(legend_html(), unsafe_allow_html=True)
+    st.markdown(highlight_html(text, flows), unsafe_allow_html=True)
+    if not flows:
+        st.caption("No flow (who sends what to whom) was read from the case.")
+    for number, flow in enumerate(flows, start=1):
+        st.markdown(f"**{flow_title(number, flow)}**")
+        st.markdown(flow_table(flow, text))
+
+    st.subheader("What the verdict rests on")
+    lines = norm_lines(verdict.get("norms") or [])
+    if lines:
+        st.markdown("\n".join(lines))
+    elif label == "not_applicable":
+        st.markdown("No paragraph: the case is not covered by HIPAA.")
+    else:
+        st.markdown("No paragraph was named.")
+
+    st.subheader("Reasoning")
+    steps = [_flat(s) for s in verdict.get("reasoning") or []]
+    st.markdown("\n".join(f"- {common.md_escape(s)}" for s in steps) or "(none given)")
+
+    retrieved = verdict.get("retrieved")
+    if retrieved:
+        st.subheader("Paragraphs the method retrieved")
+        st.markdown(hits_table(retrieved))
+    checks = verdict.get("rule_checks")
+    if checks:
+        st.markdown(
+            "\n".join(
+                f"- {common.node_link(str(c.get('id')))}: {c.get('judgment') or 'failed'}"
+                + (f" — {common.md_escape(_flat(c['reasoning']))}" if c.get("reasoning") else "")
+                for c in checks
+            )
+        )
+    st.subheader(f"Norms retrieved for the case ({HITS_METHOD}, top {HITS_K})")
+    if result["hits"]:
+        st.markdown(hits_table(result["hits"]))
+    else:
+        st.markdown("No norm matched the case's words.")
+
+    answers = verdict.get("answers") or []
+    if answers:
+        st.subheader("The model's raw answers")
+        prompts = {p.get("step"): p for p in verdict.get("prompts") or []}
+        for answer in answers:
+            step = answer.get("step") or "answer"
+            with st.expander(
+                f"{step}" + (" (from the cache)" if answer.get("cached") else ""), expanded=True
+            ):
+                said = answer.get("text")
+                st.code(
+                    str(said) if said is not None else f"(no answer: {answer.get('error')})",
+                    language="text",
+                    wrap_lines=True,
+                )
+                prompt = prompts.get(step)
+                if prompt:
+                    st.caption("The prompt")
+                    st.json(prompt.get("messages"), expanded=False)
+
+    st.subheader("Download")
+    left, right = st.columns(2)
+    left.download_button(
+        "The result as JSON",
+        result_json(result),
+        file_name="privacy-check.json",
+        mime="application/json",
+        on_click="ignore",
+        key="check-download-json",
+    )
+    right.download_button(
+        "The report as Markdown",
+        report_markdown(text, verdict, result["hits"]),
+        file_name="privacy-check.md",
+        mime="text/markdown",
+        on_click="ignore",
+        key="check-download-md",
+    )
+
+
+def hits_table(hits: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table of retrieval hits (``node`` or ``id``, score, type, text, found by)."""
+    rows = ["| # | paragraph | score | type | text | found by |", "|---|---|---|---|---|---|"]
+    kb = None
+    for rank, hit in enumerate(hits, start=1):
+        node = str(hit.get("node") or hit.get("id"))
+        kind, text = hit.get("norm_type"), hit.get("text")
+        if kind is None or text is None:
+            if kb is None:
+                kb = common.kb()
+            norm = kb.norms.get(node)
+            kind = kind if kind is not None else (norm.norm_type if norm else "")
+            if text is None:
+                found = kb.tree.get(node)
+                text = found.text if found else ""
+        rows.append(
+            f"| {rank} | {common.node_link(node)} | {float(hit.get('score') or 0):.4f} | "
+            f"{kind or '—'} | {common.md_escape(_snippet(text, 110))} | "
+            f"{common.md_escape(_flat(hit.get('via'))) or '—'} |"
+        )
+    return "\n".join(rows)

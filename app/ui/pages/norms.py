@@ -1,10 +1,676 @@
-"""The norms page."""
+"""The Norms page: the editors' queue.
+
+Filter the annotated paragraphs by section, status and norm type; open one to read its text and
+every field of its annotation, its history, and (with an editor name) edit, validate or reject
+it. Everything goes through :class:`~privacy_checklist.kg.store.NormStore`, exactly as
+``pcheck norms show|edit|validate|reject|history`` does: an edit or a review names the version
+the norm was opened at, so one made after someone else changed the norm is refused with who
+changed which fields, and nothing is overwritten.
+
+``/norms?node=ID`` opens a norm.
+"""
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+from urllib.parse import quote
+
+import pandas as pd
 import streamlit as st
+
+from privacy_checklist.app.ui import common
+from privacy_checklist.kg.kb import KnowledgeBaseError
+from privacy_checklist.kg.norms import LIST_FIELDS, NORM_TYPES, RELATIONS, Cues, Norm
+from privacy_checklist.kg.store import (
+    EDITABLE,
+    STATUSES,
+    YES_NO,
+    Record,
+    StaleEditError,
+    StoreError,
+    default_store_path,
+    validate_changes,
+)
+
+KEY = "norms-"
+OPENED = KEY + "opened"  # the norm shown
+LOADED = KEY + "loaded"  # {"node", "version", "norm"}: what the forms were filled from
+FLASH = KEY + "flash"  # the outcome of the last save / review, shown once
+PICK = KEY + "pick"
+ROWS = KEY + "rows"  # the ids of the table's rows, for its row selection
+SECTION = KEY + "section"
+STATUS = KEY + "status"
+TYPE = KEY + "type"
+TEXT = KEY + "text"
+NO_REF = "not a reference"
+SNIPPET = 110
+PARTIES = ("sender", "recipient", "subject")
+FIELD_LABELS = {
+    "norm_type": "Norm type",
+    "sender": "Sender (phrases)",
+    "sender_roles": "Sender roles",
+    "recipient": "Recipient (phrases)",
+    "recipient_roles": "Recipient roles",
+    "subject": "Subject (phrases)",
+    "subject_roles": "Subject roles",
+    "information_type": "Information type (phrase)",
+    "information_class": "HIPAA information type",
+    "purpose": "Purpose",
+    "consent_form": "Consent form",
+    "sender_is_subject": "Sender is the subject",
+    "recipient_is_subject": "Recipient is the subject",
+    "refs": "Cross-references",
+    "provenance": "Provenance",
+    "version": "Annotation version",
+}
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _snippet(text: str, width: int = SNIPPET) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _baseline_record(norm: Norm) -> Record:
+    """What :meth:`NormStore.current` gives for a norm the store does not hold."""
+    return Record(norm, "machine", 0, "", norm.provenance)
+
+
+def _read_store() -> dict[str, Record]:
+    """The store's records; a store that does not exist yet is not created by looking."""
+    if not default_store_path().exists():
+        return {}
+    with common.store() as store:
+        return store.all()
+
+
+def _current(node: str, baseline: dict[str, Norm]) -> Record:
+    if not default_store_path().exists():
+        return _baseline_record(baseline[node])
+    with common.store() as store:
+        return store.current(node, baseline)
+
+
+def _history(node: str) -> list[dict[str, Any]]:
+    if not default_store_path().exists():
+        return []
+    with common.store() as store:
+        return store.history(node)
+
+
+@st.cache_resource(show_spinner=False)
+def _choices() -> dict[str, list[str]]:
+    """The pickers' options: role names from the role graph, HIPAA information types from the
+    attribute graph, purposes and consent forms from the annotator's cues."""
+    kb = common.kb()
+    out: dict[str, list[str]] = {"roles": [], "hipaa": [], "purposes": [], "consent": []}
+    try:
+        out["roles"] = sorted(c.name for c in kb.roles.nodes.values() if c.kind == "regulatory")
+        out["hipaa"] = [c.name for c in kb.attributes.nodes.values() if c.kind == "hipaa"]
+    except KnowledgeBaseError:  # a knowledge base without graphs: current values stay pickable
+        pass
+    cues = Cues.load()
+    out["purposes"] = [name for name, _ in cues.purposes]
+    out["consent"] = ["none", *(name for name, _ in cues.consent_forms)]
+    return out
+
+
+def _sections() -> tuple[list[str], dict[str, str]]:
+    """Sections with annotated paragraphs (in the regulation's order), and each norm's section."""
+    kb = common.kb()
+    tree = kb.tree
+    of: dict[str, str] = {}
+    for node in kb.norms:
+        section = tree.section_of(node)
+        of[node] = section.id if section is not None else ""
+    present = set(of.values())
+    ordered = [n.id for n in tree if n.kind == "section" and n.id in present]
+    return ordered, of
+
+
+# --------------------------------------------------------------------------- opening
+
+
+def _open(node: str) -> None:
+    st.session_state[OPENED] = node
+    st.query_params["node"] = node
+
+
+def _on_pick() -> None:
+    chosen = st.session_state.get(PICK)
+    if chosen:
+        _open(chosen)
+    st.session_state[PICK] = None
+
+
+def _on_row(table_key: str) -> None:
+    state = st.session_state.get(table_key)
+    rows = state["selection"]["rows"] if state else []
+    ids = st.session_state.get(ROWS) or []
+    if rows and rows[0] < len(ids):
+        _open(ids[rows[0]])
+
+
+def _load(record: Record) -> None:
+    """Fill the forms from this record: edits and reviews are made against its version."""
+    st.session_state[LOADED] = {
+        "node": record.norm.node,
+        "version": record.version,
+        "norm": record.norm.to_json(),
+    }
+
+
+def _loaded(node: str) -> tuple[Norm, int] | None:
+    loaded = st.session_state.get(LOADED)
+    if not loaded or loaded["node"] != node:
+        return None
+    return Norm.from_json(loaded["norm"]), loaded["version"]
+
+
+# --------------------------------------------------------------------------- saving
+
+
+def _wkey(node: str, version: int, name: str) -> str:
+    """A form widget's key: a new version loaded gives fresh widgets."""
+    return f"{KEY}w:{node}@{version}:{name}"
+
+
+def _form_values(node: str, version: int, norm: Norm) -> dict[str, Any]:
+    state = st.session_state
+    values: dict[str, Any] = {"norm_type": state[_wkey(node, version, "norm_type")]}
+    for field in LIST_FIELDS:
+        values[field] = state[_wkey(node, version, field)]
+    for field in EDITABLE:
+        if field not in ("norm_type", "refs", *LIST_FIELDS):
+            values[field] = state[_wkey(node, version, field)] or ""
+    refs = []
+    for target in _ref_targets(node, norm):
+        relation = state[_wkey(node, version, f"ref:{target}")]
+        if relation in RELATIONS:
+            refs.append((target, relation))
+    values["refs"] = refs
+    return values
+
+
+def _since(node: str, version: int) -> list[dict[str, Any]]:
+    return [_history_row(r) for r in _history(node) if r["version"] > version]
+
+
+def _stale(node: str, version: int, exc: StaleEditError) -> None:
+    since = _since(node, version)
+    who = "; ".join(
+        f"{r['by']} ({r['action']} → version {r['version']}"
+        + (f", fields: {r['changed']}" if r["changed"] else ", no field changed")
+        + ")"
+        for r in since
+    )
+    st.session_state[FLASH] = {
+        "kind": "stale",
+        "node": node,
+        "text": (
+            f"Not saved: {node} changed since you opened it at version {version}"
+            + (f" — by {who}" if who else "")
+            + f". Nothing was overwritten.\n\n{exc}"
+        ),
+        "since": since,
+    }
+
+
+def _on_save(node: str) -> None:
+    loaded = _loaded(node)
+    name = common.editor()
+    if loaded is None or not name:
+        return
+    norm, version = loaded
+    try:
+        clean = validate_changes(_form_values(node, version, norm))
+    except StoreError as exc:
+        st.session_state[FLASH] = {"kind": "error", "node": node, "text": f"Not saved: {exc}"}
+        return
+    changes = {k: v for k, v in clean.items() if getattr(norm, k) != v}
+    if not changes:
+        st.session_state[FLASH] = {
+            "kind": "warning",
+            "node": node,
+            "text": "Nothing to save: no field differs from the version you opened.",
+        }
+        return
+    comment = (st.session_state.get(_wkey(node, version, "comment")) or "").strip()
+    record = _write(
+        node,
+        version,
+        lambda store: store.edit(node, changes, name, version, common.kb().norms, comment),
+    )
+    if record is not None:
+        st.session_state[FLASH] = {
+            "kind": "success",
+            "node": node,
+            "text": (
+                f"{node}: saved as version {record.version} (validated by {record.updated_by}); "
+                f"changed: {', '.join(sorted(changes))}"
+            ),
+        }
+
+
+def _write(node: str, version: int, action: Any) -> Any:
+    """Run ``action(store)``; a refusal (stale, invalid) becomes the page's message, not an
+    exception. The record written, or None."""
+    try:
+        with common.store() as store:
+            record = action(store)
+    except StaleEditError as exc:
+        _stale(node, version, exc)
+        return None
+    except StoreError as exc:
+        st.session_state[FLASH] = {"kind": "error", "node": node, "text": f"Not saved: {exc}"}
+        return None
+    _load(record)
+    return record
+
+
+def _on_review(node: str, status: str) -> None:
+    loaded = _loaded(node)
+    name = common.editor()
+    if loaded is None or not name:
+        return
+    _, version = loaded
+    comment = (st.session_state.get(_wkey(node, version, "review")) or "").strip()
+    record = _write(
+        node,
+        version,
+        lambda store: store.set_status(node, status, name, version, common.kb().norms, comment),
+    )
+    if record is not None:
+        st.session_state[FLASH] = {
+            "kind": "success",
+            "node": node,
+            "text": f"{node}: {status} at version {record.version} by {record.updated_by}",
+        }
+
+
+def _on_reload(node: str, baseline: dict[str, Norm]) -> None:
+    _load(_current(node, baseline))
+
+
+# --------------------------------------------------------------------------- drawing
+
+
+def _filters(sections: list[str]) -> None:
+    tree = common.kb().tree
+    left, mid, right, text = st.columns([3, 2, 2, 2])
+
+    def section_name(section: str | None) -> str:
+        if section is None:
+            return "All sections"
+        title = tree[section].title
+        return f"§ {section}" + (f" — {_snippet(title, 60)}" if title else "")
+
+    left.selectbox(
+        "Section",
+        [None, *sections],
+        format_func=section_name,
+        key=SECTION,
+        help="Type to search: 164.512 finds § 164.512.",
+    )
+    mid.multiselect("Status", list(STATUSES), key=STATUS, placeholder="any status")
+    right.multiselect("Norm type", list(NORM_TYPES), key=TYPE, placeholder="any type")
+    text.text_input("Id or text contains", key=TEXT, max_chars=200)
+
+
+def _matching(
+    baseline: dict[str, Norm], records: dict[str, Record], section_of: dict[str, str]
+) -> list[tuple[str, Record]]:
+    tree = common.kb().tree
+    section = st.session_state.get(SECTION)
+    statuses = set(st.session_state.get(STATUS) or ())
+    types = set(st.session_state.get(TYPE) or ())
+    words = (st.session_state.get(TEXT) or "").strip().lower()
+    out = []
+    for node in baseline:
+        if section and section_of.get(node) != section:
+            continue
+        record = records.get(node) or _baseline_record(baseline[node])
+        if statuses and record.status not in statuses:
+            continue
+        if types and record.norm.norm_type not in types:
+            continue
+        if words and words not in node.lower() and words not in tree[node].text.lower():
+            continue
+        out.append((node, record))
+    order = {n.id: i for i, n in enumerate(tree)}
+    out.sort(key=lambda item: order.get(item[0], len(order)))
+    return out
+
+
+def _link(node: str) -> str:
+    """The Regulation page's address for a paragraph, readable (so the table can show the id)."""
+    return f"/regulation?node={quote(node, safe=' ().')}"
+
+
+def _table(matching: list[tuple[str, Record]]) -> None:
+    tree = common.kb().tree
+    st.session_state[ROWS] = [node for node, _ in matching]
+    rows = [
+        {
+            "id": _link(node),
+            "type": record.norm.norm_type,
+            "status": record.status,
+            "version": record.version,
+            "by": record.updated_by if record.version else "",
+            "text": _snippet(tree[node].text),
+        }
+        for node, record in matching
+    ]
+    columns = ["id", "type", "status", "version", "by", "text"]
+    filters = (
+        st.session_state.get(SECTION),
+        tuple(st.session_state.get(STATUS) or ()),
+        tuple(st.session_state.get(TYPE) or ()),
+        st.session_state.get(TEXT),
+    )
+    table_key = f"{KEY}table-{abs(hash(filters))}"  # new filters, no stale row selection
+    st.dataframe(
+        pd.DataFrame(rows, columns=columns),
+        key=table_key,
+        on_select=functools.partial(_on_row, table_key),
+        selection_mode="single-row",
+        hide_index=True,
+        column_config={
+            "id": st.column_config.LinkColumn(
+                "id", display_text=r"node=(.+)$", help="Read the paragraph on the Regulation page"
+            ),
+            "version": st.column_config.NumberColumn("version", format="%d"),
+            "text": st.column_config.TextColumn("text", width="large"),
+        },
+    )
+    st.selectbox(
+        "Open a norm",
+        [node for node, _ in matching],
+        index=None,
+        key=PICK,
+        on_change=_on_pick,
+        placeholder="Choose an id (or select a row above)",
+    )
+
+
+def _field_value(name: str, value: Any) -> str:
+    if name == "refs":
+        return ", ".join(f"{target} ({relation})" for target, relation in value) or "—"
+    if isinstance(value, list | tuple):
+        return "; ".join(value) or "—"
+    return str(value) if value not in ("", None) else "—"
+
+
+def _fields(record: Record) -> None:
+    data = record.norm.to_json()
+    rows = [
+        {"field": FIELD_LABELS.get(k, k), "value": _field_value(k, v)}
+        for k, v in data.items()
+        if k != "node"
+    ]
+    rows += [
+        {"field": "Status", "value": record.status},
+        {"field": "Store version", "value": str(record.version)},
+        {"field": "Updated", "value": record.updated_at or "—"},
+        {"field": "Updated by", "value": record.updated_by or "—"},
+        {"field": "Comment", "value": record.comment or "—"},
+    ]
+    st.dataframe(rows, hide_index=True)
+
+
+def _ref_targets(node: str, norm: Norm) -> list[str]:
+    """The norm's references, then the paragraph's other citations of the regulation."""
+    targets = [target for target, _ in norm.refs]
+    for ref in common.kb().refs_out.get(node, []):
+        if ref.target and not ref.external and ref.target not in targets:
+            targets.append(ref.target)
+    return targets
+
+
+def _with(options: list[str], *current: str) -> list[str]:
+    return [*options, *(c for c in current if c not in options)]
+
+
+def _edit_form(node: str, norm: Norm, version: int) -> None:
+    choices = _choices()
+
+    def key(name: str) -> str:
+        return _wkey(node, version, name)
+
+    with st.form(key(KEY + "edit"), border=True):
+        st.markdown(f"**Edit** (against version {version})")
+        st.selectbox(
+            FIELD_LABELS["norm_type"],
+            list(NORM_TYPES),
+            index=list(NORM_TYPES).index(norm.norm_type),
+            key=key("norm_type"),
+        )
+        for party in PARTIES:
+            phrases, roles = st.columns(2)
+            phrases.text_input(
+                FIELD_LABELS[party],
+                value="; ".join(getattr(norm, party)),
+                key=key(party),
+                help="Phrases as the paragraph says them, separated by ;",
+            )
+            current = list(getattr(norm, f"{party}_roles"))
+            roles.multiselect(
+                FIELD_LABELS[f"{party}_roles"],
+                _with(choices["roles"], *current),
+                default=current,
+                key=key(f"{party}_roles"),
+                help="Regulatory roles of the role graph",
+            )
+        info, hipaa = st.columns(2)
+        options = _with(["", *choices["hipaa"]], norm.information_type)
+        info.selectbox(
+            FIELD_LABELS["information_type"],
+            options,
+            index=options.index(norm.information_type),
+            format_func=lambda v: v or "(none)",
+            accept_new_options=True,
+            key=key("information_type"),
+            help="The information the paragraph names (type another phrase if needed)",
+        )
+        options = _with(["", *choices["hipaa"]], norm.information_class)
+        hipaa.selectbox(
+            FIELD_LABELS["information_class"],
+            options,
+            index=options.index(norm.information_class),
+            format_func=lambda v: v or "(none)",
+            key=key("information_class"),
+            help="The HIPAA information type of the attribute graph",
+        )
+        purpose, consent = st.columns(2)
+        options = _with(["", *choices["purposes"]], norm.purpose)
+        purpose.selectbox(
+            FIELD_LABELS["purpose"],
+            options,
+            index=options.index(norm.purpose),
+            format_func=lambda v: v or "(none)",
+            accept_new_options=True,
+            key=key("purpose"),
+        )
+        options = _with(choices["consent"], norm.consent_form)
+        consent.selectbox(
+            FIELD_LABELS["consent_form"],
+            options,
+            index=options.index(norm.consent_form),
+            accept_new_options=True,
+            key=key("consent_form"),
+        )
+        sender_subject, recipient_subject = st.columns(2)
+        for column, name in (
+            (sender_subject, "sender_is_subject"),
+            (recipient_subject, "recipient_is_subject"),
+        ):
+            value = getattr(norm, name)
+            options = _with(list(YES_NO), value)
+            column.selectbox(FIELD_LABELS[name], options, index=options.index(value), key=key(name))
+        targets = _ref_targets(node, norm)
+        if targets:
+            st.markdown("**Cross-references**: does each support the norm or except from it?")
+            relations = dict(norm.refs)
+            options = [*RELATIONS, NO_REF]
+            for target in targets:
+                st.selectbox(
+                    target,
+                    options,
+                    index=options.index(relations.get(target, NO_REF)),
+                    key=key(f"ref:{target}"),
+                    help=f"§ {target}",
+                )
+        else:
+            st.caption("No cross-references.")
+        st.text_area("Comment", key=key("comment"), max_chars=2000, height=68)
+        st.form_submit_button("Save edit", type="primary", on_click=_on_save, args=(node,))
+
+
+def _review_form(node: str, version: int) -> None:
+    with st.form(_wkey(node, version, KEY + "review-form"), border=True):
+        st.markdown(f"**Review** the norm as it stands (version {version})")
+        st.text_input("Comment", key=_wkey(node, version, "review"), max_chars=2000)
+        validate, reject = st.columns(2)
+        validate.form_submit_button(
+            "Validate", on_click=_on_review, args=(node, "validated"), width="stretch"
+        )
+        reject.form_submit_button(
+            "Reject", on_click=_on_review, args=(node, "rejected"), width="stretch"
+        )
+
+
+def _history_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "version": row["version"],
+        "action": row["action"],
+        "status": row["status"],
+        "by": row["by"],
+        "at": row["at"][:19].replace("T", " "),
+        "changed": row["changed"].replace(",", ", "),
+        "comment": row["comment"],
+    }
+
+
+def _flash(node: str) -> None:
+    flash = st.session_state.pop(FLASH, None)
+    if not flash or flash.get("node") != node:
+        return
+    kind, text = flash["kind"], common.md_escape(flash["text"])
+    if kind == "success":
+        st.success(text)
+    elif kind == "warning":
+        st.warning(text)
+    else:
+        st.error(text)
+    if kind == "stale" and flash.get("since"):
+        st.markdown("**Changed since you opened it**")
+        st.dataframe(flash["since"], hide_index=True)
+
+
+def _detail(node: str, baseline: dict[str, Norm]) -> None:
+    kb = common.kb()
+    paragraph = kb.tree[node]
+    st.divider()
+    st.subheader(common.md_escape(f"{node}" + (f" {paragraph.title}" if paragraph.title else "")))
+    st.caption(
+        " › ".join(common.md_escape(n.heading_line()) for n in kb.tree.path(node)[1:-1])
+        + f" · {common.node_link(node)} on the Regulation page"
+    )
+    with st.container(border=True):
+        st.markdown(common.md_escape(paragraph.text) or "(no text of its own)")
+    try:
+        record = _current(node, baseline)
+        history = _history(node)
+    except StoreError as exc:
+        st.error(f"The editors' store cannot be read: {exc}")
+        return
+    _flash(node)
+    name = common.editor()
+    left, right = st.columns([2, 3]) if name else (st.container(), None)
+    with left:
+        st.markdown(f"**Annotation** — {record.status}, store version {record.version}")
+        if record.status == "rejected":
+            st.caption(
+                "Rejected: everything else reads the knowledge base's machine annotation instead."
+            )
+        _fields(record)
+        st.markdown("**History**")
+        if history:
+            st.dataframe([_history_row(r) for r in history], hide_index=True)
+        else:
+            st.caption("No changes yet: the knowledge base's machine annotation (version 0).")
+    if right is None:
+        st.info("Give your name in the sidebar to edit, validate or reject this norm.")
+        return
+    with right:
+        loaded = _loaded(node)
+        if loaded is None:
+            _load(record)
+            loaded = _loaded(node)
+        assert loaded is not None
+        norm, version = loaded
+        if record.version != version:
+            st.warning(
+                f"Changed since you opened it at version {version}: now version "
+                f"{record.version} by {common.md_escape(record.updated_by)}. Saving or reviewing "
+                f"against version {version} will be refused; load the current version to redo "
+                "your edit."
+            )
+            st.button(
+                "Load the current version (drops your unsaved entries)",
+                key=f"{KEY}reload",
+                on_click=_on_reload,
+                args=(node, baseline),
+            )
+        _edit_form(node, norm, version)
+        _review_form(node, version)
 
 
 def render() -> None:
-    st.title("norms")
-    st.info("This page is being written.")
+    st.title("Norms")
+    st.caption(
+        "The editors' queue: the Contextual Integrity reading of every annotated paragraph. "
+        "Validated annotations win over machine ones wherever norms are read; a rejected one "
+        "drops back to the knowledge base's machine reading."
+    )
+    kb = common.kb()
+    try:
+        baseline = kb.norms
+    except KnowledgeBaseError as exc:
+        st.error(str(exc))
+        return
+    try:
+        records = _read_store()
+    except StoreError as exc:
+        st.error(f"The editors' store cannot be read: {exc}")
+        return
+    statuses = {s: 0 for s in STATUSES}
+    for node in baseline:
+        statuses[records[node].status if node in records else "machine"] += 1
+    st.caption(
+        f"{len(baseline):,} norms: "
+        + ", ".join(f"{n:,} {s}" for s, n in statuses.items())
+        + f" · store: {default_store_path()}"
+    )
+    sections, section_of = _sections()
+    _filters(sections)
+    matching = _matching(baseline, records, section_of)
+    st.caption(f"{len(matching):,} matching")
+    _table(matching)
+
+    asked = st.query_params.get("node")
+    if asked and asked != st.session_state.get(OPENED):
+        if asked in baseline:
+            st.session_state[OPENED] = asked
+        else:
+            st.warning(
+                f"No norm for {common.md_escape(asked[:200])!r}: it is not an annotated paragraph."
+            )
+    node = st.session_state.get(OPENED)
+    if node and node in baseline:
+        _detail(node, baseline)
+    elif not common.editor():
+        st.info("Give your name in the sidebar to edit norms.")
