@@ -86,11 +86,12 @@ kb: setup
 	  ../shared/data/hipaa/ecfr-title45-part162.html ../shared/data/hipaa/ecfr-title45-part164.html \
 	  --ontologies ../shared/data/ontologies --out kg/builtin
 
-bench: setup
+bench: setup $(VENV)/.stamp-browser
 	@$(BIN)/python bench/ingest.py
 	@$(BIN)/python bench/graphs.py
 	@$(BIN)/python bench/retrieval.py
 	@$(BIN)/python bench/reasoning.py
+	@$(BIN)/python bench/app.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
