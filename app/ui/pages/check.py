@@ -522,7 +522,9 @@ def show_result(result: dict[str, Any]) -> None:
     st.subheader("The flows in the case")
     flows = [f for f in verdict.get("flows") or [] if isinstance(f, dict)]
     st.markdown(legend_html(), unsafe_allow_html=True)
-    st.markdown(highlight_html(text, flows), unsafe_allow_html=True)
+    # a long narrative scrolls in its own panel instead of pushing everything else down
+    panel = st.container(height=420) if len(text) > 3_000 else st.container()
+    panel.markdown(highlight_html(text, flows), unsafe_allow_html=True)
     if not flows:
         st.caption("No flow (who sends what to whom) was read from the case.")
     for number, flow in enumerate(flows, start=1):
