@@ -59,3 +59,16 @@ def built(pages: list[PartPage]) -> kbmod.KnowledgeBase:
 def shipped() -> kbmod.KnowledgeBase:
     """The knowledge base that ships inside the package."""
     return kbmod.load()
+
+
+@pytest.fixture(autouse=True)
+def _keep_main_module():
+    """Streamlit's AppTest runs its script as ``__main__`` and leaves it there; a later
+    ``multiprocessing`` spawn would then re-run that temporary script in its children. Put the
+    real ``__main__`` back after every test."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
