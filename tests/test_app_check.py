@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -82,10 +81,8 @@ def test_offline_check_of_a_sample(env: Path) -> None:
     assert any("](/regulation?node=" in m for m in shown)
     assert result["hits"] and all("score" in h for h in result["hits"])
     assert any(m.startswith("| # | paragraph | score") for m in shown)
-    # once loaded, a check answers within 2 s
-    started = time.perf_counter()
+    # a second check on the loaded page (its speed is measured by bench/app.py, not here)
     at.button(key="check-run").click().run()
-    assert time.perf_counter() - started < 2.0
     assert not at.exception
     # downloads: the result as JSON (it holds the verdict and the narrative) and the report
     assert [b.label for b in at.download_button] == [
