@@ -10,7 +10,7 @@ failed count as disagreeing and are listed as failures.
 
     python bench/flows.py [--limit 150] [--shared ../shared/data]
     python bench/flows.py --llm-base-url URL --llm-model NAME [--limit 50]
-    python bench/flows.py --llm-backend local [--llm-model smollm2] [--limit 20]
+    python bench/flows.py --llm-backend local [--llm-model smollm2] --val-limit 5 --limit 5
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--limit", type=int, default=150, help="train cases to read (default 150)")
+    parser.add_argument(
+        "--val-limit", type=int, help="val cases to read (default all 40; a slow local model)"
+    )
     parser.add_argument("--shared", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument(
         "--llm-backend",
@@ -63,7 +66,7 @@ def main() -> int:
         extractors[client.name] = LLMFlowExtractor(
             client, kb.role_resolver(False), kb.attribute_resolver(False)
         )
-    for name, limit in (("val", None), ("train", args.limit)):
+    for name, limit in (("val", args.val_limit), ("train", args.limit)):
         cases = read_cases(args.shared / "cases" / f"{name}_generate_cases_hipaa_applicability.csv")
         cases = cases[:limit] if limit else cases
         for label, extractor in extractors.items():
