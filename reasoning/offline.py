@@ -53,6 +53,7 @@ class Verdict:
     method: str = "offline"
     raw: str = ""
     flows: list[dict[str, Any]] = field(default_factory=list)
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class Verdict:
             "method": self.method,
             "raw": self.raw,
             "flows": self.flows,
+            **({"retrieved": self.retrieved} if self.retrieved else {}),
         }
 
 
@@ -224,6 +226,11 @@ class OfflineReasoner:
             evidence["types"],
             evidence["cues"],
             flows=[flow.to_json() for flow in flows],
+            retrieved=[
+                {"id": h.node, "score": round(float(h.score), 4), "method": method}
+                for method, hits in (("bm25-rewrite", evidence["hits"]), ("ci-es", evidence["ci"]))
+                for h in hits
+            ],
         )
 
     def flows(self) -> Any:

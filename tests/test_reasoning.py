@@ -37,6 +37,10 @@ def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> Non
     assert len(verdict.reasoning) == 4 and verdict.reasoning[0].startswith("Applicability")
     for norm in verdict.norms:
         assert norm["id"] in shipped.tree
+    # the norms retrieval found are kept with the verdict (and so in eval's per-case log)
+    retrieved = verdict.to_json()["retrieved"]
+    assert {r["method"] for r in retrieved} == {"bm25-rewrite", "ci-es"}
+    assert all(r["id"] in shipped.tree for r in retrieved)
     # the 384 embedding weights are reported as one readable share, never as "embedding:17"
     assert "embedding:" not in verdict.reasoning[3]
 
