@@ -22,6 +22,7 @@ from privacy_checklist.ingest.ontology import OntologyError
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
 from privacy_checklist.kg.roles import RoleGraphError
+from privacy_checklist.reasoning.methods import OFFLINE_METHODS
 from privacy_checklist.retrieval.index import METHODS
 
 DEMO_NODE = "164.502(a)(1)(i)"
@@ -487,7 +488,7 @@ def _reasoner(kb: KnowledgeBase, args: argparse.Namespace, method: str, client: 
     index = RetrievalIndex(
         kb, Path(args.index) if getattr(args, "index", None) else None, embeddings=False
     )
-    if method != "offline" and client is None:
+    if method not in OFFLINE_METHODS and client is None:
         client = _llm_client(args)
     try:
         return build_method(method, kb, index, client, k=getattr(args, "k", 5))
@@ -529,7 +530,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"Parse failure: {failure}")
     print(
         "Rests on: " + (", ".join(n["id"] for n in verdict.norms) or "none (not covered by HIPAA)")
-        if verdict.method == "offline" or verdict.norms
+        if verdict.method in OFFLINE_METHODS or verdict.norms
         else "Rests on: no paragraph named"
     )
     for norm in verdict.norms:
@@ -548,7 +549,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     print("Reasoning:")
     for step in verdict.reasoning:
         print(textwrap.fill(step, WIDTH, initial_indent="  - ", subsequent_indent="    "))
-    if verdict.method != "offline":
+    if verdict.method not in OFFLINE_METHODS:
         print(f"Raw answer{'s' if len(getattr(verdict, 'calls', [])) > 1 else ''}:")
         print(_wrap(verdict.raw, "  "))
     return 0
@@ -563,12 +564,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     kb = _load(args)
     cases = _cases(args)
     out = Path(args.out)
-    client = _llm_client(args) if any(m != "offline" for m in methods) else None
+    client = _llm_client(args) if any(m not in OFFLINE_METHODS for m in methods) else None
     reasoners = {m: _reasoner(kb, args, m, client) for m in methods}
     results = {}
     for method, reasoner in reasoners.items():
         bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
-        workers = 1 if method == "offline" or args.llm_backend == "local" else args.parallel
+        local = method in OFFLINE_METHODS or args.llm_backend == "local"
+        workers = 1 if local else args.parallel
         records = run(
             cases,
             method,
@@ -596,7 +598,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_reasoner_train(args: argparse.Namespace) -> int:
-    from privacy_checklist.reasoning.offline import data_path, train
+    from privacy_checklist.reasoning.offline import MODEL_FILES, data_path, train
     from privacy_checklist.retrieval.evaluate import read_cases
     from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -607,7 +609,7 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
         val_cases = read_cases(cases_dir / "val_generate_cases_hipaa_applicability.csv")
     except ValueError as exc:
         raise CliError(str(exc)) from exc
-    out = Path(args.out) if args.out else data_path("offline_model.json")
+    out = Path(args.out) if args.out else data_path(MODEL_FILES[args.fast])
     from tqdm import tqdm
 
     bar = tqdm(
@@ -618,7 +620,13 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
         disable=None,
     )
     model = train(
-        kb, RetrievalIndex(kb, embeddings=False), train_cases, val_cases, out, progress=bar.update
+        kb,
+        RetrievalIndex(kb, embeddings=False),
+        train_cases,
+        val_cases,
+        out,
+        progress=bar.update,
+        embed=not args.fast,
     )
     bar.close()
     print(
@@ -1230,10 +1238,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = actions.add_parser(
         "train",
         help="fit on the synthetic train cases, choose on the synthetic val cases",
-        description="Fit the offline reasoner on the synthetic train cases and choose its "
-        "regularisation on the synthetic val cases (never on real cases); write the model JSON.",
+        description="Fit the offline reasoner on the synthetic train and val cases and choose "
+        "its regularisation by 5-fold cross-validation on them (never on real cases); write the "
+        "model JSON.",
     )
     p.add_argument("--cases-dir", default="../shared/data/cases", metavar="DIR")
+    p.add_argument(
+        "--fast",
+        action="store_true",
+        help="the offline-fast model (no sentence embedding: quicker, less accurate)",
+    )
     p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
     p.set_defaults(func=cmd_reasoner_train)
 

@@ -69,6 +69,7 @@ from privacy_checklist.reasoning.prompting import field as json_field
 
 METHODS = (
     "offline",
+    "offline-fast",
     "dp",
     "cot-auto",
     "cot-manual",
@@ -76,7 +77,8 @@ METHODS = (
     "bm25-content",
     "ci-es-content",
 )
-LLM_METHODS = METHODS[1:]
+OFFLINE_METHODS = ("offline", "offline-fast")
+LLM_METHODS = tuple(m for m in METHODS if m not in OFFLINE_METHODS)
 RETRIEVAL_METHODS = ("bm25-content", "ci-es-content")
 DEFAULT_K = 5
 RULE_CHARS = 2000  # of a paragraph's text (with the sections above it) in a prompt
@@ -688,10 +690,10 @@ def build_method(
         LLMConfigError: an LLM method without a client.
         FileNotFoundError: (offline) no model file.
     """
-    if name == "offline":
+    if name in OFFLINE_METHODS:
         from privacy_checklist.reasoning.offline import OfflineReasoner
 
-        return OfflineReasoner(kb, index)
+        return OfflineReasoner(kb, index, fast=name == "offline-fast")
     if name not in CLASSES:
         raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
     if client is None:

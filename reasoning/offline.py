@@ -27,6 +27,8 @@ import numpy as np
 
 LABELS = ("permit", "prohibit", "not_applicable")
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
+#: The shipped models: with the case's sentence embedding, and without it (fast).
+MODEL_FILES = {False: "offline_model.json", True: "offline_fast_model.json"}
 CASE_LABELS = {"Permit": "permit", "Forbid": "prohibit", "Not Applicable": "not_applicable"}
 DEFAULT_PROHIBITION = "164.502(a)"  # no permission covers it: HIPAA's default
 FLOW_CHARS = 20_000  # longer narratives get a verdict without a flow reading
@@ -145,13 +147,20 @@ class Features:
 
 
 class OfflineReasoner:
-    """Apply the shipped (or a given) model."""
+    """Apply the shipped (or a given) model.
+
+    ``fast`` uses the model without the sentence embedding (``offline-fast``): several times
+    quicker, less accurate (see the README's figures).
+    """
 
     name = "offline"
 
-    def __init__(self, kb: Any, index: Any, model_file: Path | None = None) -> None:
-        self.features = Features(kb, index)
-        path = model_file or data_path("offline_model.json")
+    def __init__(
+        self, kb: Any, index: Any, model_file: Path | None = None, fast: bool = False
+    ) -> None:
+        self.name = "offline-fast" if fast else "offline"
+        self.features = Features(kb, index, embed=not fast)
+        path = model_file or data_path(MODEL_FILES[fast])
         if not path.exists():
             raise FileNotFoundError(
                 f"{path}: no offline model; train one with pcheck reasoner train"
@@ -225,6 +234,7 @@ class OfflineReasoner:
             evidence["roles"],
             evidence["types"],
             evidence["cues"],
+            method=self.name,
             flows=[flow.to_json() for flow in flows],
             retrieved=[
                 {"id": h.node, "score": round(float(h.score), 4), "method": method}
@@ -273,6 +283,7 @@ def train(
     grid: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
     folds: int = 5,
     progress: Any = None,
+    embed: bool = True,
 ) -> dict[str, Any]:
     """Fit on the synthetic cases; choose C and class weighting by cross-validation; save JSON.
 
@@ -284,7 +295,7 @@ def train(
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    features = Features(kb, index)
+    features = Features(kb, index, embed=embed)
     cases = list(train_cases) + list(val_cases)
     rows = []
     for case in cases:

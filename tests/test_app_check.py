@@ -53,7 +53,10 @@ def markdowns(at: AppTest) -> list[str]:
 def test_offline_check_of_a_sample(env: Path) -> None:
     at = open_page()
     # no LLM configured: the offline method alone
-    assert at.selectbox(key=check.METHOD).options == [check.METHOD_HELP["offline"]]
+    assert at.selectbox(key=check.METHOD).options == [
+        check.METHOD_HELP["offline"],
+        check.METHOD_HELP["offline-fast"],
+    ]
     assert any("need an LLM" in c.value for c in at.caption)
     sample = next(iter(check.SAMPLES))
     at.selectbox(key=check.SAMPLE).select(sample).run()

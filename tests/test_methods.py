@@ -238,13 +238,14 @@ def test_build_method(shipped, index, monkeypatch) -> None:
     import privacy_checklist.reasoning.offline as offline
 
     class Stub:  # the offline reasoner itself is tested in test_reasoning.py
-        def __init__(self, kb, index) -> None:
-            self.kb, self.index = kb, index
+        def __init__(self, kb, index, fast=False) -> None:
+            self.kb, self.index, self.fast = kb, index, fast
 
     monkeypatch.setattr(offline, "OfflineReasoner", Stub)
-    assert METHODS[0] == "offline" and set(LLM_METHODS) == set(METHODS[1:])
+    assert METHODS[:2] == ("offline", "offline-fast") and set(LLM_METHODS) == set(METHODS[2:])
     built = build_method("offline", shipped, index, None)
-    assert isinstance(built, Stub) and built.index is index
+    assert isinstance(built, Stub) and built.index is index and not built.fast
+    assert build_method("offline-fast", shipped, index, None).fast
     with pytest.raises(LLMConfigError, match="--llm-base-url"):
         build_method("dp", shipped, index, None)
     with pytest.raises(ValueError, match="unknown method"):

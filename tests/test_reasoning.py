@@ -265,3 +265,14 @@ def test_flow_subject_and_outside_recipient(reasoner: OfflineReasoner) -> None:
     assert flow.sender.text == "Dr. Lee"  # the sentence's subject, not "Mercy Hospital"
     assert flow.recipient.text == "reporter" and flow.recipient.resolved == OUTSIDE
     assert text[flow.recipient.start : flow.recipient.end] == "reporter"
+
+
+def test_offline_fast(shipped: KnowledgeBase, tmp_path: Path) -> None:
+    fast = OfflineReasoner(
+        shipped, RetrievalIndex(shipped, tmp_path / "idx", embeddings=False), fast=True
+    )
+    verdict = fast.check(CASE)
+    assert verdict.method == "offline-fast" and verdict.label in LABELS
+    assert not any(name.startswith("embedding:") for name in fast.features.names)
+    model = json.loads(data_path("offline_fast_model.json").read_text())
+    assert "cross-validation on those synthetic cases" in model["selected_on"]

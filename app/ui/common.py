@@ -35,10 +35,10 @@ def index() -> Any:
 
 
 @st.cache_resource(show_spinner="Loading the offline reasoner ...")
-def offline_reasoner() -> Any:
+def offline_reasoner(fast: bool = False) -> Any:
     from privacy_checklist.reasoning.offline import OfflineReasoner
 
-    return OfflineReasoner(kb(), index())
+    return OfflineReasoner(kb(), index(), fast=fast)
 
 
 def store() -> Any:

@@ -23,6 +23,7 @@ import streamlit as st
 
 from privacy_checklist.app.cli import DEMO_CASE
 from privacy_checklist.app.ui import common
+from privacy_checklist.reasoning.methods import OFFLINE_METHODS
 
 # Short sample narratives of our own (not taken from the court cases), one per kind of verdict.
 SAMPLES: dict[str, str] = {
@@ -60,6 +61,7 @@ LABEL_TEXT = {
 LABEL_COLOR = {"permit": "green", "prohibit": "red", "not_applicable": "blue"}
 METHOD_HELP = {
     "offline": "offline: ours, no LLM (explainable features and a linear model)",
+    "offline-fast": "offline-fast: ours, no LLM, without the sentence embedding (quicker)",
     "dp": "dp: direct prompt",
     "cot-auto": "cot-auto: the model plans its own steps",
     "cot-manual": "cot-manual: our Contextual Integrity guidelines step by step",
@@ -294,7 +296,7 @@ def report_markdown(
             for rank, h in enumerate(hits, start=1)
         ]
     answers = verdict.get("answers") or []
-    if answers or (verdict.get("method") not in (None, "offline") and verdict.get("raw")):
+    if answers or (verdict.get("method") not in (None, *OFFLINE_METHODS) and verdict.get("raw")):
         out += ["", "## The model's raw answers", ""]
         if not answers:
             out += ["```text", str(verdict.get("raw")), "```"]
@@ -333,6 +335,8 @@ def reasoner(name: str, k: int) -> Any:
     """The method's pipeline, built once per server (the offline reasoner is shared)."""
     if name == "offline":
         return common.offline_reasoner()
+    if name == "offline-fast":
+        return common.offline_reasoner(fast=True)
     return _llm_method(name, k, *_llm_env())
 
 
@@ -410,7 +414,7 @@ def _on_sample() -> None:
 def _methods() -> list[str]:
     from privacy_checklist.reasoning.methods import METHODS
 
-    return list(METHODS) if common.llm_configured() else ["offline"]
+    return list(METHODS) if common.llm_configured() else list(OFFLINE_METHODS)
 
 
 def _check(text: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from privacy_checklist.app.ui.pages.check import (
     one_line,
 )
 from privacy_checklist.reasoning.evaluate import PARSE_FAILURE, markdown_table, metrics, read_log
+from privacy_checklist.reasoning.methods import OFFLINE_METHODS
 from privacy_checklist.reasoning.offline import LABELS
 
 FOLDER = "eval-folder"
@@ -465,7 +466,7 @@ def show_record(record: dict[str, Any]) -> None:
                 if step in prompts:
                     st.caption("The prompt")
                     st.json(prompts[step].get("messages"), expanded=False)
-    elif record.get("raw") and record.get("method") != "offline":
+    elif record.get("raw") and record.get("method") not in OFFLINE_METHODS:
         st.markdown("**The model's raw answer**")
         st.code(str(record["raw"]), language="text", wrap_lines=True)
     with st.expander("The whole record (JSON)"):
