@@ -1177,7 +1177,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--index", metavar="DIR", help="retrieval index folder")
 
     methods_text = (
-        "Methods: offline (ours, no LLM: explainable features and a linear model); with an LLM, "
+        "Methods: offline (ours, no LLM: explainable features, the case's sentence embedding and "
+        "a linear model), offline-fast (the same without the embedding: quicker, less accurate); "
+        "with an LLM, "
         "the paper's: dp (direct prompt), cot-auto (the model plans its own steps), cot-manual "
         "(our Contextual Integrity guidelines step by step), agent-id (the model names the "
         "applicable paragraph ids, checked against the regulation tree, whose text then goes into "
