@@ -123,7 +123,9 @@ def page(browser, app: dict):
 
 
 def settle(page) -> None:
-    """Wait until Streamlit has finished running the script."""
+    """Wait until Streamlit has finished running the script (a moment first, so that a run an
+    action has just asked for has started)."""
+    page.wait_for_timeout(300)
     page.wait_for_load_state("networkidle")
     page.locator('[data-testid="stApp"]').wait_for()
     page.wait_for_function(
@@ -184,8 +186,10 @@ def _check(page, app: dict, text: str) -> str:
 
 
 def test_check_page(page, app: dict) -> None:
-    body = _check(page, app, CASE)
+    _check(page, app, CASE)
     page.get_by_text("Verdict:").first.wait_for()
+    page.get_by_text("The result as JSON").first.wait_for()  # the last part of the result
+    settle(page)
     body = page.inner_text("body")
     verdict = body.split("Verdict:", 1)[1].strip().splitlines()[0].lower()
     assert any(word in verdict for word in ("permit", "prohibit", "not covered", "applicable"))
@@ -200,6 +204,7 @@ def test_check_page_bad_input(page, app: dict) -> None:
     shoot(page, "3-check-empty")
     _check(page, app, (CASE + " ") * 400)  # 50,000 characters and more
     page.get_by_text("Verdict:").first.wait_for()
+    page.get_by_text("The result as JSON").first.wait_for()
     shoot(page, "3-check-huge")
 
 
@@ -208,6 +213,7 @@ def test_norms_page_validate(page, app: dict) -> None:
     review = page.locator('[data-testid="stForm"]').filter(has_text="Review")
     review.get_by_label("Comment").fill("read against the text: right")
     review.get_by_role("button", name="Validate").click()
+    page.get_by_text("validated at version").first.wait_for()  # the page's confirmation
     settle(page)
     record = NormStore(app["store"]).get(NODE)
     assert record is not None and record.status == "validated"
