@@ -434,6 +434,30 @@ def _with(options: list[str], *current: str) -> list[str]:
     return [*options, *(c for c in current if c not in options)]
 
 
+def _pick(
+    column: Any,
+    norm: Norm,
+    field: str,
+    choices: list[str],
+    key: Any,
+    new: bool = False,
+    help: str | None = None,
+) -> None:
+    """A select box for one of the norm's text fields, on its current value ("" shown as
+    "(none)"); with ``new``, the editor may type a value that is not offered."""
+    value = getattr(norm, field)
+    options = _with(choices, value)
+    column.selectbox(
+        FIELD_LABELS[field],
+        options,
+        index=options.index(value),
+        format_func=lambda v: v or "(none)",
+        accept_new_options=new,
+        key=key(field),
+        help=help,
+    )
+
+
 def _edit_form(node: str, norm: Norm, version: int) -> None:
     choices = _choices()
 
@@ -465,43 +489,26 @@ def _edit_form(node: str, norm: Norm, version: int) -> None:
                 help="Regulatory roles of the role graph",
             )
         info, hipaa = st.columns(2)
-        options = _with(["", *choices["hipaa"]], norm.information_type)
-        info.selectbox(
-            FIELD_LABELS["information_type"],
-            options,
-            index=options.index(norm.information_type),
-            format_func=lambda v: v or "(none)",
-            accept_new_options=True,
-            key=key("information_type"),
+        _pick(
+            info,
+            norm,
+            "information_type",
+            ["", *choices["hipaa"]],
+            key,
+            new=True,
             help="The information the paragraph names (type another phrase if needed)",
         )
-        options = _with(["", *choices["hipaa"]], norm.information_class)
-        hipaa.selectbox(
-            FIELD_LABELS["information_class"],
-            options,
-            index=options.index(norm.information_class),
-            format_func=lambda v: v or "(none)",
-            key=key("information_class"),
+        _pick(
+            hipaa,
+            norm,
+            "information_class",
+            ["", *choices["hipaa"]],
+            key,
             help="The HIPAA information type of the attribute graph",
         )
         purpose, consent = st.columns(2)
-        options = _with(["", *choices["purposes"]], norm.purpose)
-        purpose.selectbox(
-            FIELD_LABELS["purpose"],
-            options,
-            index=options.index(norm.purpose),
-            format_func=lambda v: v or "(none)",
-            accept_new_options=True,
-            key=key("purpose"),
-        )
-        options = _with(choices["consent"], norm.consent_form)
-        consent.selectbox(
-            FIELD_LABELS["consent_form"],
-            options,
-            index=options.index(norm.consent_form),
-            accept_new_options=True,
-            key=key("consent_form"),
-        )
+        _pick(purpose, norm, "purpose", ["", *choices["purposes"]], key, new=True)
+        _pick(consent, norm, "consent_form", choices["consent"], key, new=True)
         sender_subject, recipient_subject = st.columns(2)
         for column, name in (
             (sender_subject, "sender_is_subject"),
