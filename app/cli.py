@@ -8,11 +8,13 @@ Errors print one line on stderr and exit 1; usage errors exit 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,7 @@ class CliError(Exception):
 
 def _load(args: argparse.Namespace) -> KnowledgeBase:
     where = args.kb or os.environ.get("PCHECK_KB") or None
-    return kbmod.load(where)
+    return kbmod.load(where, store=_store_path(args))  # its norms: the store's effective view
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -166,10 +168,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _store(args: argparse.Namespace):
-    from privacy_checklist.kg.store import NormStore
+def _store_path(args: argparse.Namespace) -> Path:
+    """The editors' store: ``--store``, else ``$PCHECK_STORE``, else the user's data folder."""
+    from privacy_checklist.kg.store import default_store_path
 
-    return NormStore(args.store) if getattr(args, "store", None) else NormStore()
+    return Path(args.store) if getattr(args, "store", None) else default_store_path()
+
+
+def _store(args: argparse.Namespace, readonly: bool = False):
+    """The editors' store, opened to read only (nothing created) or to write."""
+    from privacy_checklist.kg.store import NormStore, StoreError
+
+    try:
+        return NormStore(_store_path(args), readonly=readonly)
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
@@ -189,7 +202,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     )
     fresh = kb.annotate_rules(args.only, progress=bar.update)
     bar.close()
-    norms = {**kb.norms, **fresh} if kb.has_norms else fresh
+    # norms.json holds the machine annotation only: the editors' store stays apart
+    norms = {**kb.machine_norms, **fresh} if kb.has_norms else fresh
     if kb.path is None or not os.access(kb.path, os.W_OK):
         raise CliError(
             f"{kb.path}: not writable; pass --kb DIR for a knowledge base you can change"
@@ -235,8 +249,13 @@ def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) 
     )
     norms, failures = annotator.annotate(todo, progress=lambda: bar.update(1))
     bar.close()
-    with _store(args) as store:
-        written = store.put_machine(norms, client.name)
+    from privacy_checklist.kg.store import StoreError
+
+    try:
+        with _store(args) as store:
+            written = store.put_machine(norms, client.name)
+    except StoreError as exc:
+        raise CliError(f"{exc} (the annotations were not stored)") from exc
     print(
         f"Annotated {len(norms)} of {len(todo)} paragraphs with {client.name}; stored {written} "
         f"(validated or rejected ones kept); {len(failures)} failed"
@@ -291,13 +310,19 @@ def _norm_view(record: Any) -> dict[str, Any]:
     }
 
 
+NORMS_READ_ONLY = ("show", "history", "export")  # actions that open the store only to read
+
+
 def cmd_norms(args: argparse.Namespace) -> int:
+    """Read or change the editors' store; versions count from the knowledge base's machine
+    annotation (version 0). Reading opens the store read-only: nothing is created, and a
+    store on a read-only file system can still be shown and exported."""
     from privacy_checklist.kg.store import StoreError
 
     kb = _load(args)
-    baseline = kb.norms
+    baseline = kb.machine_norms
     try:
-        with _store(args) as store:
+        with _store(args, readonly=args.action in NORMS_READ_ONLY) as store:
             return _norms_action(args, kb, baseline, store)
     except StoreError as exc:
         raise CliError(str(exc)) from exc
@@ -315,10 +340,12 @@ def _norms_action(args: argparse.Namespace, kb: KnowledgeBase, baseline: Any, st
                 print(f"{key:<22} {value}")
         return 0
     if action == "history":
+        store.current(args.id, baseline)  # refuses an id that is not an annotated paragraph
         rows = store.history(args.id)
         if args.json:
             _print_json(rows)
-        elif not rows:
+            return 0
+        if not rows:
             print(f"{args.id}: no changes (the knowledge base's machine annotation, version 0)")
         for row in rows:
             print(
@@ -349,14 +376,24 @@ def _norms_action(args: argparse.Namespace, kb: KnowledgeBase, baseline: Any, st
     if action == "export":
         data = store.export(baseline, kb.tree)
         out = Path(args.out)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, out)
+        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+        try:
+            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, out)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise CliError(f"{out}: cannot write there ({reason}); choose another --out") from exc
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
         print(f"Wrote {len(data)} norms to {out}")
         return 0
     if action == "import":
-        count = store.import_file(Path(args.file), args.editor, baseline)
-        print(f"Imported {count} norms from {args.file}")
+        result = store.import_file(Path(args.file), args.editor, baseline)
+        print(
+            f"Imported {len(result.imported)} norms from {args.file}"
+            + (f"; {len(result.unchanged)} unchanged, skipped" if result.unchanged else "")
+        )
         return 0
     raise CliError(f"unknown action {action!r}")
 
@@ -381,15 +418,39 @@ def _index(args: argparse.Namespace, kb: KnowledgeBase):
     )
 
 
-def _cases(args: argparse.Namespace) -> list[Any]:
-    """The cases of ``--cases`` (the first ``--limit`` of them)."""
-    from privacy_checklist.retrieval.evaluate import read_cases
+def _positive_int(value: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--limit 0`` is not "all")."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number} is not a positive number (1 or more)")
+    return number
+
+
+def _cases(args: argparse.Namespace, need_label: bool = True) -> list[Any]:
+    """The usable cases of ``--cases`` (the first ``--limit`` of them); each row skipped is
+    reported on stderr by its line and why, and none usable is an error."""
+    from privacy_checklist.retrieval.evaluate import read_case_file
 
     try:
-        cases = read_cases(Path(args.cases))
+        found = read_case_file(Path(args.cases), need_label=need_label)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
-    return cases[: args.limit] if args.limit else cases
+    for row in found.skipped:
+        print(f"pcheck {args.command}: {args.cases} {row}; skipped", file=sys.stderr)
+    if not found.cases:
+        raise CliError(
+            f"{args.cases}: no case to "
+            + ("score" if need_label else "search")
+            + (
+                f" ({len(found.skipped)} row(s) skipped, see above)"
+                if found.skipped
+                else " (only a header)"
+            )
+        )
+    return found.cases[: args.limit] if args.limit else found.cases
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -409,8 +470,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     if not hits:
         print("no norm matched")
+    norms = index.norms  # what the search ran on: the store's effective view
     for rank, hit in enumerate(hits, start=1):
-        norm = kb.norms.get(hit.node)
+        norm = norms.get(hit.node)
         kind = norm.norm_type if norm else ""
         print(f"{rank:>2}. {hit.node:<32} {hit.score:8.4f} {kind:<10} {hit.via}")
         print(_wrap(kb.tree[hit.node].text[:300], "      "))
@@ -423,7 +485,7 @@ def cmd_retrieval_eval(args: argparse.Namespace) -> int:
     from privacy_checklist.retrieval.evaluate import evaluate
 
     kb = _load(args)
-    cases = _cases(args)
+    cases = _cases(args, need_label=False)
     index = _index(args, kb)
     results = {}
     for method in args.method.split(","):
@@ -474,6 +536,7 @@ def _llm_client(args: argparse.Namespace) -> Any:
             getattr(args, "llm_model", None),
             timeout=getattr(args, "llm_timeout", 60.0),
             concurrency=getattr(args, "concurrency", 4),
+            max_retries=getattr(args, "llm_retries", 4),
         )
     except LLMError as exc:
         raise CliError(str(exc)) from exc
@@ -497,18 +560,24 @@ def _reasoner(kb: KnowledgeBase, args: argparse.Namespace, method: str, client: 
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from privacy_checklist.reasoning.methods import REQUEST_FAILURE
     from privacy_checklist.retrieval.base import QueryError
 
     kb = _load(args)
     if args.file:
+        where = Path(args.file)
         try:
-            text = (
-                Path(args.file).read_text(encoding="utf-8")
-                if args.file != "-"
-                else sys.stdin.read()
-            )
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CliError(f"{args.file}: cannot read as UTF-8 text ({exc})") from exc
+            text = where.read_text(encoding="utf-8") if args.file != "-" else sys.stdin.read()
+        except FileNotFoundError as exc:
+            raise CliError(f"{args.file}: no such file; pass --file a text file") from exc
+        except IsADirectoryError as exc:
+            raise CliError(f"{args.file}: is a folder; pass --file a text file") from exc
+        except UnicodeDecodeError as exc:
+            raise CliError(
+                f"{args.file}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+            ) from exc
+        except OSError as exc:
+            raise CliError(f"{args.file}: cannot be read ({exc.strerror or exc})") from exc
     elif args.narrative:
         text = args.narrative
     else:
@@ -520,8 +589,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         verdict = _reasoner(kb, args, methods[0]).check(text)
     except QueryError as exc:
         raise CliError(str(exc)) from exc
+    undecided = verdict.label == REQUEST_FAILURE  # no verdict: the request, not the method
     if args.json:
         _print_json(verdict.to_json())
+    if undecided:
+        raise CliError(str(getattr(verdict, "failure", None) or "LLM request failed"))
+    if args.json:
         return 0
     shown = ", ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
     print(f"Verdict: {verdict.label.replace('_', ' ')}" + (f"  ({shown})" if shown else ""))
@@ -558,42 +631,95 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from privacy_checklist.reasoning.evaluate import confusion_png, markdown_table, metrics, run
+    from privacy_checklist.reasoning.evaluate import (
+        FolderBusy,
+        RunStats,
+        confusion_png,
+        locked,
+        markdown_table,
+        metrics,
+        run,
+    )
+    from privacy_checklist.reasoning.methods import decision_settings
 
     methods = _methods(args)
     kb = _load(args)
     cases = _cases(args)
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: is a file, not a folder; pass --out a folder")
     client = _llm_client(args) if any(m not in OFFLINE_METHODS for m in methods) else None
     reasoners = {m: _reasoner(kb, args, m, client) for m in methods}
-    results = {}
-    for method, reasoner in reasoners.items():
-        bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
-        local = method in OFFLINE_METHODS or args.llm_backend == "local"
-        workers = 1 if local else args.parallel
-        records = run(
-            cases,
-            method,
-            lambda text, r=reasoner: r.check(text).to_json(),
-            out,
-            bar.update,
-            workers=max(1, workers),
+    results: dict[str, dict[str, Any]] = {}
+    stats: dict[str, RunStats] = {}
+    undecided: list[str] = []
+    try:
+        with locked(out):
+            for method, reasoner in reasoners.items():
+                stats[method] = RunStats()
+                bar = tqdm(
+                    total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None
+                )
+                local = method in OFFLINE_METHODS or args.llm_backend == "local"
+                try:
+                    records = run(
+                        cases,
+                        method,
+                        lambda text, r=reasoner: r.check(text).to_json(),
+                        out,
+                        bar.update,
+                        workers=1 if local else max(1, args.parallel),
+                        settings=decision_settings(reasoner),
+                        stats=stats[method],
+                    )
+                finally:
+                    bar.close()
+                for note in stats[method].notes:
+                    print(f"pcheck eval: {note}", file=sys.stderr)
+                result = metrics(records)
+                results[method] = result
+                (out / f"{method}.metrics.json").write_text(
+                    json.dumps(result, indent=2) + "\n", encoding="utf-8"
+                )
+                confusion_png(
+                    result, f"{method} on {Path(args.cases).name}", out / f"{method}.confusion.png"
+                )
+                if result["request_failures"]:
+                    first = next(
+                        (r.get("failure") for r in records if r.get("failure")), "no answer"
+                    )
+                    undecided.append(
+                        f"{result['request_failures']} of {len(records)} cases undecided by "
+                        f"{method} ({first})"
+                    )
+            (out / "table.md").write_text(markdown_table(results), encoding="utf-8")
+    except FolderBusy as exc:
+        raise CliError(str(exc)) from exc
+    except KeyboardInterrupt:
+        kept = ", ".join(f"{m} {s.kept} of {len(cases)}" for m, s in stats.items())
+        total = sum(s.kept for s in stats.values())
+        print(
+            f"pcheck eval: interrupted; {total} cases kept in {out} ({kept}); rerun the same "
+            "command to resume: the kept cases are not decided again",
+            file=sys.stderr,
         )
-        bar.close()
-        result = metrics(records)
-        results[method] = result
-        (out / f"{method}.metrics.json").write_text(
-            json.dumps(result, indent=2) + "\n", encoding="utf-8"
-        )
-        confusion_png(
-            result, f"{method} on {Path(args.cases).name}", out / f"{method}.confusion.png"
-        )
-    (out / "table.md").write_text(markdown_table(results), encoding="utf-8")
+        return 130
+    except OSError as exc:
+        if not str(exc.filename or "").startswith(str(out)):
+            raise
+        raise CliError(
+            f"{out}: cannot write the evaluation there ({exc.strerror or exc}); pass --out a "
+            "folder you can write to"
+        ) from exc
     if args.json:
         _print_json(results if len(results) > 1 else next(iter(results.values())))
     else:
         print(markdown_table(results), end="")
         print(f"Logs, metrics and confusion matrices in {out}")
+    if undecided:
+        raise CliError(
+            "; ".join(undecided) + "; they are not scored: rerun the same command to ask them again"
+        )
     return 0
 
 
@@ -602,7 +728,9 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
     from privacy_checklist.retrieval.evaluate import read_cases
     from privacy_checklist.retrieval.index import RetrievalIndex
 
-    kb = _load(args)
+    # the shipped machine norms, never a user's store: the model that ships must not depend
+    # on what one machine's editors have changed
+    kb = kbmod.load(args.kb or os.environ.get("PCHECK_KB") or None)
     cases_dir = Path(args.cases_dir)
     try:
         train_cases = read_cases(cases_dir / "train_generate_cases_hipaa_applicability.csv")
@@ -643,11 +771,36 @@ def _print_json(data: Any) -> None:
 # --------------------------------------------------------------------------- commands
 
 
+def _ingest_output_error(out: Path, exc: Exception) -> str:
+    """One line for a knowledge base that cannot be written at ``out``: what and the way out."""
+    from privacy_checklist.kg import atomic
+
+    if isinstance(exc, atomic.OutputRefused):
+        way_out = "choose another --out" + (", or pass --force" if exc.forceable else "")
+        return f"{out}: not replaced, {exc.reason}; {way_out}"
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return f"{out}: cannot write a knowledge base there ({reason}); choose another --out"
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
+    """Build and save a knowledge base; SIGTERM stops it as Ctrl-C does, leaving nothing."""
+    from privacy_checklist.kg import atomic
+
+    with atomic.sigterm_as_interrupt():
+        return _ingest(args)
+
+
+def _ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    sources = kbmod.iter_sources(args.source or _default_sources())
+    from privacy_checklist.kg import atomic
+
     out = Path(args.out or args.kb or DEFAULT_OUT)
+    try:  # refuse at once, not after the build
+        atomic.check_dir_target(out, kbmod.not_a_knowledge_base, args.force)
+    except (atomic.OutputRefused, OSError) as exc:
+        raise CliError(_ingest_output_error(out, exc)) from exc
+    sources = kbmod.iter_sources(args.source or _default_sources())
     pages = []
     bar = tqdm(sources, desc="reading eCFR pages", unit="page", file=sys.stderr, disable=None)
     for source in bar:
@@ -676,7 +829,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     except (ValueError, RoleGraphError) as exc:
         raise CliError(str(exc)) from exc
     progress("saving")
-    built.save(out)
+    try:
+        built.save(out, force=args.force)
+    except atomic.InterruptedAfterCommit:
+        steps.close()
+        print(f"pcheck ingest: interrupted; {out} holds the new knowledge base", file=sys.stderr)
+        return 130
+    except (atomic.OutputRefused, OSError) as exc:
+        raise CliError(_ingest_output_error(out, exc)) from exc
     steps.close()
     stats = built.stats()
     refs = stats["references"]
@@ -806,11 +966,13 @@ def cmd_define(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """Write the export beside ``--out`` and rename it into place (see ``kg.atomic``)."""
+    from privacy_checklist.kg import atomic
+
     kb = _load(args)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
+
+    def fill(tmp: Path) -> None:
         if args.format == "json":
             tmp.write_text(
                 json.dumps(kb.export_json(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
@@ -821,23 +983,49 @@ def cmd_export(args: argparse.Namespace) -> int:
             nx.write_graphml(kb.to_networkx(), tmp)
         else:
             kb.to_rdf().serialize(destination=tmp, format="turtle")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    try:
+        atomic.replace_file(out, fill)
+    except atomic.InterruptedAfterCommit:
+        print(f"pcheck export: interrupted; {out} was written", file=sys.stderr)
+        return 130
+    except atomic.OutputRefused as exc:
+        raise CliError(f"{out}: not written, {exc.reason}") from exc
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise CliError(f"{out}: cannot write there ({reason}); choose another --out") from exc
     print(f"Wrote {out} ({args.what}, {args.format}, {out.stat().st_size:,} bytes)")
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The main job on the built-in knowledge base."""
+    """The main job on the built-in knowledge base (or ``--kb``): its counts, one paragraph,
+    everyday words resolved to the law's terms and a sample case checked offline.
+
+    No step is dropped silently: the built-in knowledge base must hold every file (one missing
+    is a broken install, an error); another one prints which steps it cannot run and why.
+    """
+    kb = _load(args)
+    lacking = [
+        name
+        for name in (*kbmod.GRAPH_FILES, kbmod.NORMS_FILE)
+        if kb.path is None or not (kb.path / name).exists()
+    ]
+    if lacking and kb.path is not None and kb.path.resolve() == kbmod.builtin_path().resolve():
+        raise CliError(
+            f"the built-in knowledge base in {kb.path} lacks {', '.join(lacking)} (a broken "
+            "install): reinstall privacy-checklist"
+        )
+    rebuild = f"lacks {', '.join(lacking)}; pcheck ingest --ontologies DIR builds a complete one"
     print("== The knowledge base")
     cmd_stats(argparse.Namespace(kb=args.kb, json=False))
     print()
     print(f"== One paragraph: {DEMO_NODE}")
-    kb = _load(args)
     print_node(kb, DEMO_NODE, spec=True)
-    if kb.has_graphs:
-        print()
+    print()
+    if not kb.has_graphs:
+        print(f"== Everyday words to the law's terms: skipped, this knowledge base {rebuild}")
+    else:
         print("== Everyday words to the law's terms")
         roles, attributes = kb.role_resolver(False), kb.attribute_resolver(False)
         for phrase in DEMO_ROLES:
@@ -848,21 +1036,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
             reached = found and found[0].reached
             shown = " → ".join(found[0].path[1:]) if reached else "no health class"
             print(f"  {phrase}: {shown}")
-        if kb.has_norms:
-            print()
-            print("== A sample case, checked offline")
-            print(_wrap(DEMO_CASE))
-            cmd_check(
-                argparse.Namespace(
-                    kb=args.kb,
-                    narrative=DEMO_CASE,
-                    file=None,
-                    method="offline",
-                    index=None,
-                    json=False,
-                )
-            )
-    return 0
+    print()
+    if not (kb.has_graphs and kb.has_norms):
+        print(f"== A sample case: skipped, this knowledge base {rebuild}")
+        return 0
+    print("== A sample case, checked offline")
+    print(_wrap(DEMO_CASE))
+    return cmd_check(
+        argparse.Namespace(
+            kb=args.kb,
+            narrative=DEMO_CASE,
+            file=None,
+            method="offline",
+            index=None,
+            json=False,
+        )
+    )
 
 
 def cmd_app(args: argparse.Namespace) -> int:
@@ -951,7 +1140,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read eCFR pages of 45 CFR Parts 160, 162 and 164 (saved .html files, a folder "
         "of them, or the live URLs) and build a knowledge base: the regulation tree, "
         "cross-references and definitions. The build happens in a temporary folder; the "
-        "previous knowledge base at --out is replaced only when the new one is complete.",
+        "previous knowledge base at --out is replaced only when the new one is complete, in "
+        "one atomic step. --out must be empty, new, or a knowledge base (see --force).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="default sources: ../shared/data/hipaa/*.html when present, else\n  "
         + "\n  ".join(LIVE_URLS.values()),
@@ -979,22 +1169,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="build only the tree, references and definitions (no role and attribute graphs)",
     )
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even when it is a file or holds files that are not a knowledge "
+        "base (they are deleted); without it such a folder is refused and left as it is",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=30.0,
         metavar="S",
         help="seconds to wait for a URL (default: 30)",
     )
-    p.set_defaults(func=cmd_ingest)
+    p.set_defaults(func=cmd_ingest, on_interrupt="nothing was changed")
 
     p = sub.add_parser(
         "stats",
         help="counts: nodes, references, definitions",
         description="Counts of the knowledge base: nodes by kind, leaves, internal "
         "nodes, subsumption edges, internal and external references, unresolved "
-        "citations, definitions by section.",
+        "citations, definitions by section; with --json also the norms by type as everything "
+        "reads them (the editors' store winning).",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        help="the editors' store (default: $PCHECK_STORE or the user data dir; read only)",
+    )
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser(
@@ -1034,7 +1236,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=["json", "graphml", "ttl"], required=True)
     p.add_argument("--out", required=True, metavar="FILE")
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=cmd_export, on_interrupt="nothing was changed")
 
     for graph, what in (("roles", "regulatory roles"), ("attributes", "information types")):
         group = sub.add_parser(
@@ -1078,7 +1280,17 @@ def build_parser() -> argparse.ArgumentParser:
         )
         p.set_defaults(func=cmd_evaluate, graph=graph)
 
+    def reading_store_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--store",
+            metavar="PATH",
+            help="the editors' store whose validated norms win over the machine ones (default: "
+            "$PCHECK_STORE or ~/.local/share/privacy-checklist/norms.sqlite; read only, never "
+            "created)",
+        )
+
     def retrieval_options(p: argparse.ArgumentParser) -> None:
+        reading_store_option(p)
         p.add_argument("-k", type=int, default=10, help="how many norms (default 10)")
         p.add_argument(
             "--index",
@@ -1115,7 +1327,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", choices=METHODS, default="hybrid")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--norm-type", action="append", choices=["permit", "prohibit", "definition"])
-    p.add_argument("--part", action="append", help="restrict to a part, e.g. 164")
+    p.add_argument("--part", action="append", help="restrict to a part: 160, 162 or 164")
     p.add_argument("--section", action="append", help="restrict to a section, e.g. 164.512")
     retrieval_options(p)
     p.set_defaults(func=cmd_search)
@@ -1131,7 +1343,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--method", default="hybrid", help=f"one or more of {', '.join(METHODS)}, comma-separated"
     )
-    p.add_argument("--limit", type=int, help="only the first N cases")
+    p.add_argument("--limit", type=_positive_int, metavar="N", help="only the first N cases")
     p.add_argument("--json", action="store_true", help="print JSON")
     retrieval_options(p)
     p.set_defaults(func=cmd_retrieval_eval, norm_type=None, part=None, section=None)
@@ -1139,6 +1351,7 @@ def build_parser() -> argparse.ArgumentParser:
     def method_options(p: argparse.ArgumentParser, several: bool) -> None:
         from privacy_checklist.reasoning.methods import DEFAULT_K, METHODS
 
+        reading_store_option(p)
         p.add_argument(
             "--method",
             default="offline",
@@ -1161,6 +1374,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--llm-model", metavar="NAME", help="model name ($PCHECK_LLM_MODEL)")
         p.add_argument(
             "--llm-timeout", type=float, default=60.0, metavar="S", help="seconds per request"
+        )
+        p.add_argument(
+            "--llm-retries",
+            type=int,
+            default=4,
+            metavar="N",
+            help="retries of a request that failed for a passing reason (rate limit, server "
+            "error, timeout), after 1, 2, 4 ... s (default 4); a refused connection is not retried",
         )
         p.add_argument(
             "--concurrency", type=int, default=4, help="LLM requests at once (default 4)"
@@ -1188,8 +1409,10 @@ def build_parser() -> argparse.ArgumentParser:
         "characteristics; CI-ES retrieves k paragraphs). The two retrieval methods also check "
         "each paragraph (does the flow comply with it, violate it, or is it unrelated?): one "
         "violated gives prohibited, else one complied with gives permitted, else the overall "
-        "answer decides. An answer with no readable label is a parse failure (never a default). "
-        "LLM methods need --llm-base-url and --llm-model (or PCHECK_LLM_BASE_URL and "
+        "answer decides. An answer with no readable label is a parse failure (never a default); "
+        "a request that failed (refused, timeout, HTTP error, a body that is not a completion) "
+        "is its own outcome, 'LLM request failed: CAUSE at URL', and exits 1. LLM methods need "
+        "--llm-base-url and --llm-model (or PCHECK_LLM_BASE_URL and "
         "PCHECK_LLM_MODEL; PCHECK_LLM_API_KEY or OPENAI_API_KEY for a key), or --llm-backend "
         "local. Answers are cached on disk (~/.cache/privacy-checklist/llm-cache.sqlite), so a "
         "rerun costs nothing."
@@ -1211,15 +1434,20 @@ def build_parser() -> argparse.ArgumentParser:
         "eval",
         help="measure a method on a case file: accuracy, macro-F1, per class, confusion",
         description="Decide every case of a case CSV, logging each to OUT/METHOD.jsonl as it goes "
-        "(stop and rerun: it continues where it was; cases whose LLM request failed are asked "
-        "again), then write OUT/METHOD.metrics.json, a confusion-matrix PNG and OUT/table.md "
-        "(one row per method). For LLM methods each record holds the prompts, the raw answers "
-        "and the parsed verdict; parse failures count as wrong. " + methods_text,
+        "(stop and rerun: it continues where it was; a logged case is reused only when its "
+        "narrative, gold label, method, parameters, model, prompts and knowledge base are the "
+        "same, and cases whose LLM request failed are asked again), then write "
+        "OUT/METHOD.metrics.json, a confusion-matrix PNG and OUT/table.md (one row per method). "
+        "Gold labels: Permit, Forbid, Not Applicable or a synonym, in any case; unusable rows are "
+        "reported by line. For LLM methods each record holds the prompts, the raw answers and "
+        "the parsed verdict; parse failures count as wrong; cases whose request failed are not "
+        "scored, are counted as request failures, and make the run exit 1. One run at a time "
+        "writes into OUT. " + methods_text,
     )
     p.add_argument("--cases", required=True, metavar="CSV")
     method_options(p, several=True)
     p.add_argument("--out", required=True, metavar="DIR")
-    p.add_argument("--limit", type=int, help="only the first N cases")
+    p.add_argument("--limit", type=_positive_int, metavar="N", help="only the first N cases")
     p.add_argument(
         "--parallel",
         type=int,
@@ -1251,7 +1479,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the offline-fast model (no sentence embedding: quicker, less accurate)",
     )
     p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
-    p.set_defaults(func=cmd_reasoner_train)
+    p.set_defaults(func=cmd_reasoner_train, on_interrupt="nothing was changed")
 
     p = sub.add_parser(
         "annotate",
@@ -1273,7 +1501,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--concurrency", type=int, default=4, help="requests at once (default 4)")
     p.add_argument("--store", metavar="PATH", help="where LLM annotations go (the editors' store)")
-    p.set_defaults(func=cmd_annotate)
+    p.set_defaults(func=cmd_annotate, on_interrupt="nothing was changed")
 
     p = sub.add_parser(
         "annotate-eval",
@@ -1378,7 +1606,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    """``warning: <message>`` on one line: a CLI user needs the message, not the library's
+    file, line number and source line that Python prints."""
+    return f"warning: {' '.join(str(message).split())}\n"
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """Python's ``showwarning`` with :func:`_format_warning`'s one line."""
+    stream = file if file is not None else sys.stderr
+    if stream is None:  # no stderr (pythonw): the warning goes nowhere, as Python's would
+        return
+    with contextlib.suppress(OSError):  # stderr closed: dropped, as Python's display does
+        stream.write(_format_warning(message, category, filename, lineno, line))
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Warnings shown as ``warning: <message>`` while the command runs, Python's display put
+    back after: set here and not at import, so a program or test importing this module keeps
+    its own."""
+    saved = warnings.formatwarning
+    with warnings.catch_warnings():  # restores showwarning and the filters on exit
+        warnings.formatwarning = _format_warning
+        warnings.showwarning = _show_warning
+        try:
+            yield
+        finally:
+            warnings.formatwarning = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``pcheck``: run one subcommand; returns the exit status."""
+    with _one_line_warnings():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -1387,7 +1664,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pcheck {args.command}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"pcheck {args.command}: interrupted; nothing was changed", file=sys.stderr)
+        # only commands whose writes are all-or-nothing say that nothing was changed
+        note = getattr(args, "on_interrupt", None)
+        print(
+            f"pcheck {args.command}: interrupted" + (f"; {note}" if note else ""), file=sys.stderr
+        )
         return 130
     except BrokenPipeError:
         return 0

@@ -1,7 +1,7 @@
 """The knowledge base: a directory holding the tree, its references and its definitions.
 
-Files (all written together, atomically: a failed build leaves the previous directory as it
-was):
+Files (all written together, atomically: a failed or killed build leaves the previous directory
+as it was; see :mod:`privacy_checklist.kg.atomic`):
 
 - ``tree.json``: nodes in document order and the anomalies the build repaired;
 - ``references.json``: cross-references and the citations that could not be resolved;
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
-import tempfile
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.ecfr import Link, PartPage
+from privacy_checklist.kg import atomic
 from privacy_checklist.kg.attributes import attribute_resolver, build_attribute_graph
 from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_by
 from privacy_checklist.kg.concepts import ConceptGraph, Resolver, load_graph
@@ -44,6 +43,20 @@ BUILDER = "privacy-checklist ingest (format 1)"
 JSON_FILES = ("tree.json", "references.json", "definitions.json", "provenance.json")
 GRAPH_FILES = ("roles.json", "attributes.json", "nouns.txt.gz")
 NORMS_FILE = "norms.json"
+# everything a knowledge base folder holds (``index`` is the retrieval cache built from it)
+OWN_FILES = frozenset(
+    {
+        *JSON_FILES,
+        *GRAPH_FILES,
+        NORMS_FILE,
+        *(
+            f"{stem}.{ext}"
+            for stem in ("tree", "roles", "attributes")
+            for ext in ("graphml", "ttl")
+        ),
+        "index",
+    }
+)
 VOCAB = "https://w3id.org/privacy-checklist/vocab#"
 NODE_BASE = "https://w3id.org/privacy-checklist/hipaa/"
 
@@ -71,26 +84,61 @@ class KnowledgeBase:
     built_attributes: ConceptGraph | None = None
     built_nouns: frozenset[str] | None = None
     built_norms: dict[str, Norm] | None = None
+    #: The editors' store whose effective view :attr:`norms` serves (None: the machine
+    #: annotation alone). Given explicitly (``load(..., store=PATH)``); never opened otherwise.
+    store: Path | None = None
+    _effective: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
-    def norms(self) -> dict[str, Norm]:
-        """The machine (rules) annotation of every annotated paragraph, by node id."""
+    @property
+    def machine_norms(self) -> dict[str, Norm]:
+        """The machine (rules) annotation of every annotated paragraph, by node id: the
+        baseline the editors' store records its versions against (version 0)."""
         if self.built_norms is not None:
             return self.built_norms
+        return self._norms_file
+
+    @cached_property
+    def _norms_file(self) -> dict[str, Norm]:
         data = _read_json(self._graph_file(NORMS_FILE).parent, NORMS_FILE)
         return {row["node"]: Norm.from_json(row) for row in data["norms"]}
 
-    def norm_counts(self, store_path: Path | None = None) -> dict[str, int]:
-        """Norms by type as everything reads them (the editors' store winning), and how many
-        an editor validated. The store is read only when it exists."""
-        from privacy_checklist.kg.store import NormStore, default_store_path
+    @property
+    def norms(self) -> dict[str, Norm]:
+        """The norms as everything reads them (retrieval, reasoners, the browser).
 
-        path = store_path or default_store_path()
-        norms, validated = self.norms, 0
-        if path.exists():
-            with NormStore(path) as store:
-                norms = store.effective(self.norms)
-                validated = store.counts().get("validated", 0)
+        With a :attr:`store`, its effective view: a validated annotation wins, then the
+        store's edited or LLM one, then the machine annotation (a rejected one drops back to
+        it). The store is read again only when its file changed (``kg.store.stamp``), and
+        the same dict comes back while the view is unchanged, so a retrieval index
+        re-indexes only when a norm did change. A store that does not exist
+        is not created: the machine annotation stands.
+
+        Raises:
+            KnowledgeBaseError: the store is damaged or not a norm store (the message names it).
+        """
+        machine = self.machine_norms
+        if self.store is None:
+            return machine
+        from privacy_checklist.kg.store import StoreError, read_effective, stamp
+
+        key = stamp(self.store)
+        cached = self._effective
+        if cached is not None and cached[0] is machine and cached[1] == key:
+            return cached[2]
+        try:
+            norms, validated = read_effective(self.store, machine)
+        except StoreError as exc:
+            raise KnowledgeBaseError(str(exc)) from exc
+        if cached is not None and cached[0] is machine and cached[2] == norms:
+            norms = cached[2]  # the same view: the same object, nothing to re-index
+        self._effective = (machine, key, norms, validated)
+        return norms
+
+    def norm_counts(self) -> dict[str, int]:
+        """Norms by type as everything reads them (:attr:`norms`), and how many an editor
+        validated in the :attr:`store` (0 without one)."""
+        norms = self.norms
+        validated = self._effective[3] if self.store is not None and self._effective else 0
         counts = Counter(n.norm_type for n in norms.values())
         return {
             "permit": counts["permit"],
@@ -123,17 +171,13 @@ class KnowledgeBase:
         """Write ``norms.json`` atomically into the knowledge base directory."""
         directory = Path(directory or self.path or ".")
         target = directory / NORMS_FILE
-        tmp = target.with_name(f".{NORMS_FILE}.tmp-{os.getpid()}")
         data = {
             "format": FORMAT_VERSION,
             "annotator": RULES_VERSION,
             "norms": [n.to_json() for n in sorted(norms.values(), key=lambda n: n.node)],
         }
-        try:
-            tmp.write_text(json.dumps(data, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
+        text = json.dumps(data, ensure_ascii=False, indent=0) + "\n"
+        atomic.replace_file(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         self.built_norms = norms
         self.__dict__.pop("norms", None)
         return target
@@ -350,31 +394,27 @@ class KnowledgeBase:
         return graph
 
     # ---------------------------------------------------------------- saving
-    def save(self, out: Path | str, graph_files: bool = True) -> Path:
-        """Write the knowledge base to ``out`` atomically (temporary directory, then rename).
+    def save(self, out: Path | str, graph_files: bool = True, force: bool = False) -> Path:
+        """Write the knowledge base to ``out``: into a temporary folder, then switched into
+        place in one atomic step (see :mod:`privacy_checklist.kg.atomic`), so whatever the
+        process dies of, ``out`` holds the previous knowledge base or the new one, complete.
+
+        Args:
+            out: the folder to write.
+            graph_files: also write the GraphML and Turtle copies.
+            force: replace ``out`` even when it holds files that are not a knowledge base.
 
         Returns:
-            The directory written. Whatever stood at ``out`` before is replaced only once the
-            new copy is complete.
+            The directory written.
+
+        Raises:
+            OutputRefused: ``out`` is a file, or a folder that is neither empty nor a knowledge
+                base (it is left as it was), and ``force`` is false.
+            OSError: ``out`` cannot be written; whatever stood there is left as it was.
         """
-        out = Path(out).resolve()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)
-        try:
-            self._write(tmp, graph_files)
-            old: Path | None = None
-            if out.exists():
-                old = out.with_name(f".{out.name}.old-{os.getpid()}")
-                os.replace(out, old)
-            os.replace(tmp, out)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        out = atomic.replace_dir(
+            out, lambda tmp: self._write(tmp, graph_files), not_a_knowledge_base, force
+        )
         self.path = out
         return out
 
@@ -452,6 +492,30 @@ class KnowledgeBase:
             self.to_rdf().serialize(destination=directory / "tree.ttl", format="turtle")
 
 
+def not_a_knowledge_base(directory: Path) -> str | None:
+    """Why the non-empty folder ``directory`` may not be replaced by a knowledge base, or
+    ``None`` when it is one this package wrote (its ``provenance.json`` names our builder)
+    holding only the files a knowledge base holds, so replacing it loses nothing of the user's.
+    """
+    entries = sorted(p.name for p in Path(directory).iterdir())
+    foreign = [
+        name
+        for name in entries
+        if name not in OWN_FILES and not name.startswith(f".{NORMS_FILE}.tmp-")
+    ]
+    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+    try:
+        provenance = json.loads((Path(directory) / "provenance.json").read_text("utf-8"))
+        ours = str(provenance.get("builder", "")).startswith("privacy-checklist ingest")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        ours = False
+    if not ours:
+        return f"it is not a knowledge base (it holds {shown or ', '.join(entries[:3])})"
+    if foreign:
+        return f"it is a knowledge base but also holds other files ({shown})"
+    return None
+
+
 def _read_json(directory: Path, name: str) -> Any:
     path = directory / name
     if not path.exists():
@@ -467,8 +531,13 @@ def _read_json(directory: Path, name: str) -> Any:
         ) from exc
 
 
-def load(directory: Path | str | None = None) -> KnowledgeBase:
+def load(directory: Path | str | None = None, store: Path | str | None = None) -> KnowledgeBase:
     """Load a knowledge base directory (default: the one shipped with the package).
+
+    Args:
+        directory: the knowledge base folder.
+        store: the editors' store whose effective view :attr:`KnowledgeBase.norms` serves
+            (read only, when it exists); None: the machine annotation alone.
 
     Raises:
         KnowledgeBaseError: the directory is missing, incomplete, damaged, or of another format.
@@ -520,7 +589,13 @@ def load(directory: Path | str | None = None) -> KnowledgeBase:
             f"first {missing[0].source} -> {missing[0].target}; rebuild it"
         )
     return KnowledgeBase(
-        RegulationTree(nodes, anomalies), refs, definitions, provenance, unresolved, directory
+        RegulationTree(nodes, anomalies),
+        refs,
+        definitions,
+        provenance,
+        unresolved,
+        directory,
+        store=Path(store) if store is not None else None,
     )
 
 

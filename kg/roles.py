@@ -73,7 +73,10 @@ def _wordnet():
     from privacy_checklist.ingest.wordnet import wordnet_ready
 
     if not wordnet_ready():
-        raise RoleGraphError("WordNet is not installed for NLTK; run: make setup")
+        raise RoleGraphError(
+            "WordNet is not installed for NLTK; run: python -m privacy_checklist.ingest.wordnet "
+            "--install (make setup does it in a checkout)"
+        )
     from nltk.corpus import wordnet
 
     return wordnet

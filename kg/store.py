@@ -6,7 +6,12 @@ the store holds what LLMs and editors add on top. An edit names the version it w
 against; when someone changed the norm since, the edit is refused with who changed what, and
 nothing is overwritten. Each change is one transaction (``BEGIN IMMEDIATE``), so two processes
 editing the same norm at once cannot both win. Validated annotations win over machine ones
-wherever norms are read (:meth:`NormStore.effective`).
+wherever norms are read (:meth:`NormStore.effective`, served by ``KnowledgeBase.norms`` when the
+knowledge base is loaded with its store).
+
+Opening checks the file (SQLite's integrity check): a damaged store is refused by name, never
+read as empty. What only reads opens the store read-only (``readonly=True``): nothing is
+created, and a store on a read-only file system can still be shown and exported.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,6 +92,10 @@ SELECT data, status, version, updated_at, updated_by, comment FROM annotations W
 LAST_CHANGE = "SELECT by, at, action, changed FROM history WHERE node = ? ORDER BY id DESC LIMIT 1"
 
 
+TABLES = frozenset({"annotations", "history"})
+SHOWN_CONFLICTS = 5  # conflicts named in an import's refusal (the rest are counted)
+
+
 class StoreError(Exception):
     """A store operation was refused; the message says why and what to do."""
 
@@ -97,6 +106,14 @@ class StaleEditError(StoreError):
 
 class ImportFileError(StoreError):
     """An import file is malformed; nothing was imported."""
+
+
+class StoreDamagedError(StoreError):
+    """The store's file is damaged: what it holds cannot be trusted, so nothing is read."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The store can be read but not written (a read-only file system or no permission)."""
 
 
 def default_store_path() -> Path:
@@ -111,6 +128,40 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+def _wal(path: Path) -> Path:
+    return Path(f"{path}-wal")
+
+
+def stamp(path: Path | str) -> tuple[Any, ...]:
+    """What changes whenever the store at ``path`` is written: the inode, size and time of its
+    file and of its write-ahead log, and the log's header (new salts at each restart). A reader
+    compares stamps to know, cheaply, whether to read the store again."""
+    out: list[Any] = []
+    for file in (Path(path), _wal(Path(path))):
+        try:
+            info = file.stat()
+            head = b""
+            if file.name.endswith("-wal"):
+                with file.open("rb") as handle:
+                    head = handle.read(32)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((info.st_ino, info.st_size, info.st_mtime_ns, head))
+    return tuple(out)
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why ``path`` (a file, or the folder that would hold it) cannot be written, or None."""
+    if os.access(path, os.W_OK):
+        return None
+    try:
+        readonly = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        readonly = False
+    return "a read-only file system" if readonly else "no permission to write"
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """A norm as the store holds it (or the knowledge base's baseline, version 0)."""
@@ -123,21 +174,185 @@ class Record:
     comment: str = ""
 
 
-class NormStore:
-    """The SQLite store of norm annotations."""
+@dataclass(frozen=True, slots=True)
+class ImportEntry:
+    """One norm of an import file, checked: its annotation, status and comment, and the
+    store version it was exported at (None for a file in the paper's format)."""
 
-    def __init__(self, path: Path | str | None = None, timeout: float = 30.0) -> None:
+    norm: Norm
+    status: str
+    comment: str = ""
+    version: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import did: the norms written and the ones skipped because the store already
+    holds them exactly as the file does."""
+
+    imported: list[str]
+    unchanged: list[str]
+
+
+class NormStore:
+    """The SQLite store of norm annotations.
+
+    Args:
+        path: the store's file (default: :func:`default_store_path`).
+        timeout: seconds to wait for another process's write.
+        readonly: open only to read (show, history, export, the effective view): nothing is
+            created, a missing store reads as empty, and a store on a read-only file system
+            opens. Writing through such a store is refused.
+
+    Raises:
+        StoreDamagedError: the file fails SQLite's integrity check.
+        StoreReadOnlyError: ``readonly`` is false and the store cannot be written.
+        StoreError: not a norm store, or its folder cannot be created.
+    """
+
+    def __init__(
+        self, path: Path | str | None = None, timeout: float = 30.0, *, readonly: bool = False
+    ) -> None:
         self.path = Path(path) if path is not None else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.timeout = timeout
+        self.readonly = readonly
+        self.exists = self.path.exists()
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a norm store; pass --store its file")
+        self.db = self._open_reader() if readonly else self._open_writer()
+
+    # opening ---------------------------------------------------------------------------------
+    def _open_reader(self) -> sqlite3.Connection:
+        if not self.exists or self.path.stat().st_size == 0:
+            db = sqlite3.connect(":memory:", isolation_level=None)  # an empty store
+            db.executescript(SCHEMA)
+            return db
+        uri = self.path.resolve().as_uri() + "?mode=ro"
         try:
-            self.db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-            self.db.executescript(SCHEMA)
+            return self._connect(uri)
+        except StoreError as exc:
+            cause = exc.__cause__
+            name = getattr(cause, "sqlite_errorname", "")
+            if name != "SQLITE_CANTOPEN" or not _unwritable(self.path.parent):
+                raise
+        # a store in WAL mode needs its shared-memory file beside it; in a folder that
+        # cannot be written, read the file as it stands unless it has changes not merged yet
+        wal = _wal(self.path)
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreReadOnlyError(
+                f"the norm store at {self.path} is read-only and holds changes not yet merged "
+                f"into it ({wal.name}); open it once where it can be written (copy its folder) "
+                "and pass --store the copy"
+            )
+        return self._connect(uri + "&immutable=1")
+
+    def _open_writer(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            blocker = next((p for p in self.path.parents if p.exists()), None)
+            why = exc.strerror or str(exc)
+            if blocker is not None and not blocker.is_dir():
+                why = f"{blocker} is a file, not a folder"
+            raise self._cannot_create(why) from exc
+        why = _unwritable(self.path) if self.exists else None
+        why = why or _unwritable(self.path.parent)
+        if why is not None:
+            if not self.exists:
+                raise self._cannot_create(why)
+            raise StoreReadOnlyError(
+                f"the norm store at {self.path} is read-only ({why}): it can be read (pcheck "
+                "norms show, history, export) but not changed; copy it to a writable place and "
+                "pass --store the copy"
+            )
+        db = self._connect(str(self.path))
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"{self.path}: not a norm store ({exc}); move it aside or pass --store"
-            ) from exc
+            db.close()
+            raise self._error(exc) from exc
+        return db
+
+    def _cannot_create(self, why: str) -> StoreError:
+        kind = StoreReadOnlyError if "read-only" in why.lower() else StoreError
+        return kind(
+            f"cannot create the norm store at {self.path}: {why}; pass --store a path in a "
+            "folder you can write to"
+        )
+
+    def _connect(self, target: str) -> sqlite3.Connection:
+        """Connect and check the file: a norm store (or empty), whole by SQLite's integrity
+        check. Damage is found here, before anything is read or written."""
+        db: sqlite3.Connection | None = None
+        try:
+            db = sqlite3.connect(
+                target,
+                timeout=self.timeout,
+                isolation_level=None,
+                uri=target.startswith("file:"),
+            )
+            db.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+            tables = {
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            if tables - {"sqlite_sequence"} and not tables >= TABLES:
+                raise StoreError(
+                    f"{self.path} is an SQLite database but not a norm store (it has no "
+                    f"{' or '.join(sorted(TABLES - tables))} table); pass --store the store's path"
+                )
+            if tables:
+                rows = db.execute("PRAGMA integrity_check(3)").fetchall()
+                if rows != [("ok",)]:
+                    lines = [line.strip() for row in rows for line in str(row[0]).splitlines()]
+                    problems = [line for line in lines if line and not line.startswith("***")]
+                    raise StoreDamagedError(self._damaged("; ".join(problems[:2]) or "unreadable"))
+        except sqlite3.DatabaseError as exc:
+            if db is not None:
+                db.close()
+            raise self._error(exc) from exc
+        except StoreError:
+            if db is not None:
+                db.close()
+            raise
+        return db
+
+    def _damaged(self, detail: str) -> str:
+        detail = " ".join(detail.split())  # one line
+        return (
+            f"the norm store at {self.path} is damaged: {detail}; nothing was read or changed. "
+            f"Recover what it holds (sqlite3 {self.path} .recover) or restore a backup; pass "
+            "--store another store meanwhile"
+        )
+
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        """The store's words for an SQLite error."""
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        if name.startswith("SQLITE_CORRUPT") or "malformed" in str(exc):
+            return StoreDamagedError(self._damaged(str(exc)))
+        if name == "SQLITE_NOTADB":
+            return StoreError(
+                f"{self.path} is not a norm store ({exc}); pass --store the store's path"
+            )
+        if name.startswith("SQLITE_READONLY"):
+            why = _unwritable(self.path) or _unwritable(self.path.parent) or str(exc)
+            return StoreReadOnlyError(
+                f"the norm store at {self.path} is read-only ({why}); nothing was changed"
+            )
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+            return StoreError(
+                f"the norm store at {self.path} is busy: another process held it for more "
+                f"than {self.timeout:g} s; nothing was changed, try again"
+            )
+        return StoreError(f"the norm store at {self.path} cannot be used: {exc}")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """Reads, with SQLite's errors in the store's words (damage found late, a lock)."""
+        try:
+            yield self.db
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
 
     def close(self) -> None:
         self.db.close()
@@ -151,21 +366,31 @@ class NormStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once (``BEGIN IMMEDIATE``); rolled back on error."""
-        self.db.execute("BEGIN IMMEDIATE")
+        if self.readonly:
+            raise StoreReadOnlyError(
+                f"the norm store at {self.path} was opened only to read; nothing was changed"
+            )
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
         try:
             yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
+        except BaseException as exc:
+            with suppress(sqlite3.Error):  # nothing was committed; the error below says why
+                self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self._error(exc) from exc
             raise
-        self.db.execute("COMMIT")
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
 
     # reading ---------------------------------------------------------------------------------
     def get(self, node: str) -> Record | None:
-        row = self.db.execute(
-            "SELECT data, status, version, updated_at, updated_by, comment FROM annotations "
-            "WHERE node = ?",
-            (node,),
-        ).fetchone()
+        with self._reading() as db:
+            row = db.execute(SELECT_ONE, (node,)).fetchone()
         if row is None:
             return None
         return Record(Norm.from_json(json.loads(row[0])), row[1], row[2], row[3], row[4], row[5])
@@ -180,9 +405,11 @@ class NormStore:
         return Record(baseline[node], "machine", 0, "", baseline[node].provenance)
 
     def all(self) -> dict[str, Record]:
-        rows = self.db.execute(
-            "SELECT node, data, status, version, updated_at, updated_by, comment FROM annotations"
-        ).fetchall()
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT node, data, status, version, updated_at, updated_by, comment "
+                "FROM annotations"
+            ).fetchall()
         return {
             r[0]: Record(Norm.from_json(json.loads(r[1])), r[2], r[3], r[4], r[5], r[6])
             for r in rows
@@ -200,11 +427,12 @@ class NormStore:
         return out
 
     def history(self, node: str) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "SELECT version, action, status, provenance, at, by, comment, changed, data "
-            "FROM history WHERE node = ? ORDER BY id",
-            (node,),
-        ).fetchall()
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT version, action, status, provenance, at, by, comment, changed, data "
+                "FROM history WHERE node = ? ORDER BY id",
+                (node,),
+            ).fetchall()
         keys = (
             "version",
             "action",
@@ -222,9 +450,8 @@ class NormStore:
         ]
 
     def counts(self) -> dict[str, int]:
-        rows = self.db.execute(
-            "SELECT status, COUNT(*) FROM annotations GROUP BY status"
-        ).fetchall()
+        with self._reading() as db:
+            rows = db.execute("SELECT status, COUNT(*) FROM annotations GROUP BY status").fetchall()
         return {status: n for status, n in rows}
 
     # writing ---------------------------------------------------------------------------------
@@ -259,29 +486,39 @@ class NormStore:
             ),
         )
 
+    def _current_in(
+        self, db: sqlite3.Connection, node: str, baseline: Mapping[str, Norm]
+    ) -> Record:
+        row = db.execute(SELECT_ONE, (node,)).fetchone()
+        if row is not None:
+            return Record(
+                Norm.from_json(json.loads(row[0])), row[1], row[2], row[3], row[4], row[5]
+            )
+        if node not in baseline:
+            raise StoreError(f"no norm for {node!r}: it is not an annotated paragraph")
+        return Record(baseline[node], "machine", 0, "", baseline[node].provenance)
+
+    def _last_change(self, db: sqlite3.Connection, node: str) -> str:
+        last = db.execute(LAST_CHANGE, (node,)).fetchone()
+        if not last:
+            return "someone"
+        return f"{last[0]} ({last[2]} at {last[1]}; fields: {last[3] or 'none'})"
+
     def _check(
         self, db: sqlite3.Connection, node: str, expected: int, baseline: Mapping[str, Norm]
     ) -> Record:
-        row = db.execute(SELECT_ONE, (node,)).fetchone()
-        if row is None:
-            if node not in baseline:
-                raise StoreError(f"no norm for {node!r}: it is not an annotated paragraph")
-            current = Record(baseline[node], "machine", 0, "", baseline[node].provenance)
-        else:
-            current = Record(
-                Norm.from_json(json.loads(row[0])), row[1], row[2], row[3], row[4], row[5]
+        current = self._current_in(db, node, baseline)
+        if expected < 0 or expected > current.version:
+            raise StaleEditError(
+                f"{node} has no version {expected}: its current version is {current.version}. "
+                f"Nothing was saved; look at it (pcheck norms show {node!r}) and redo the edit "
+                f"against version {current.version}."
             )
         if current.version != expected:
-            last = db.execute(LAST_CHANGE, (node,)).fetchone()
-            who = (
-                f"{last[0]} ({last[2]} at {last[1]}; fields: {last[3] or 'none'})"
-                if last
-                else "someone"
-            )
             raise StaleEditError(
-                f"{node} is at version {current.version}, not {expected}: changed since by {who}. "
-                f"Nothing was saved; look at it again (pcheck norms show {node!r}) and redo "
-                f"the edit against version {current.version}."
+                f"{node} is at version {current.version}, not {expected}: changed since by "
+                f"{self._last_change(db, node)}. Nothing was saved; look at it again (pcheck "
+                f"norms show {node!r}) and redo the edit against version {current.version}."
             )
         return current
 
@@ -297,7 +534,7 @@ class NormStore:
         """Change fields of a norm as an editor. The result is validated (an editor's word).
 
         Raises:
-            StaleEditError: the norm is no longer at ``expected_version``.
+            StaleEditError: the norm is no longer at ``expected_version``, or never was.
             StoreError: an unknown field or a bad value.
         """
         editor = _editor(editor)
@@ -393,24 +630,88 @@ class NormStore:
             out[node] = entry
         return out
 
-    def import_file(self, path: Path, editor: str, baseline: Mapping[str, Norm]) -> int:
+    def import_file(self, path: Path, editor: str, baseline: Mapping[str, Norm]) -> ImportResult:
         """Import a file written by :meth:`export` (or in the paper's format) as one transaction.
 
-        The whole file is checked first; a malformed one is refused with the line and field at
-        fault and nothing changes. A failure half-way leaves the store as it was.
+        Each entry is an edit made against the version it was exported at (``store_version``;
+        an entry in the paper's format, which has none, against the knowledge base's
+        annotation, version 0). An entry the store already holds exactly so (annotation and
+        status) is skipped, so re-importing a file changes nothing. An entry whose norm the
+        store changed since (another version than the file's, where the store holds one) is a
+        conflict: the import is refused naming every conflict, and nothing is applied, so an
+        old export never overwrites a newer edit nor demotes a validated norm. The whole file is
+        checked first; a malformed one is refused with the line and field at fault. A failure
+        half-way leaves the store as it was.
+
+        Raises:
+            ImportFileError: the file is malformed.
+            StaleEditError: entries conflict with changes made since the export.
         """
         editor = _editor(editor)
         entries = parse_import(path, baseline)
+        imported: list[str] = []
+        unchanged: list[str] = []
         with self.transaction() as db:
-            for node, (norm, status, comment) in entries.items():
-                row = db.execute(
-                    "SELECT version FROM annotations WHERE node = ?", (node,)
-                ).fetchone()
-                version = (row[0] if row else 0) + 1
-                self._write(
-                    db, node, norm, status, version, editor, "import", comment, sorted(EDITABLE)
+            todo: list[tuple[str, ImportEntry, Record]] = []
+            conflicts: list[str] = []
+            for node, entry in entries.items():
+                current = self._current_in(db, node, baseline)
+                if entry.norm == current.norm and entry.status == current.status:
+                    unchanged.append(node)
+                    continue
+                expected = entry.version if entry.version is not None else 0
+                if current.version not in (0, expected):
+                    last = self._last_change(db, node)
+                    conflicts.append(
+                        f"{node} is at version {current.version} (last {last}), "
+                        "the file's entry at "
+                        + (
+                            f"version {expected}"
+                            if entry.version is not None
+                            else "none (no store_version: taken as version 0)"
+                        )
+                    )
+                    continue
+                todo.append((node, entry, current))
+            if conflicts:
+                more = len(conflicts) - SHOWN_CONFLICTS
+                raise StaleEditError(
+                    f"{path}: {len(conflicts)} of {len(entries)} norms changed in the store since "
+                    f"the file was exported; nothing was imported: "
+                    + "; ".join(conflicts[:SHOWN_CONFLICTS])
+                    + (f"; and {more} more" if more > 0 else "")
+                    + ". Export again and redo the changes there, or set an entry's "
+                    "store_version to the store's version to overwrite it"
                 )
-        return len(entries)
+            for node, entry, current in todo:
+                changed = [
+                    f for f in EDITABLE if getattr(entry.norm, f) != getattr(current.norm, f)
+                ]
+                self._write(
+                    db,
+                    node,
+                    entry.norm,
+                    entry.status,
+                    current.version + 1,
+                    editor,
+                    "import",
+                    entry.comment,
+                    changed,
+                )
+                imported.append(node)
+        return ImportResult(imported, unchanged)
+
+
+def read_effective(path: Path | str, baseline: Mapping[str, Norm]) -> tuple[dict[str, Norm], int]:
+    """The effective view of the store at ``path`` over ``baseline`` and how many norms an
+    editor validated, read without creating or changing anything (a missing store reads as
+    empty: the baseline stands).
+
+    Raises:
+        StoreError: the store is damaged or not a norm store.
+    """
+    with NormStore(path, readonly=True) as store:
+        return store.effective(baseline), store.counts().get("validated", 0)
 
 
 def _editor(name: str) -> str:
@@ -464,7 +765,7 @@ def _line_of(text: str, key: str) -> int:
     return text.count("\n", 0, index) + 1 if index >= 0 else 0
 
 
-def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, tuple[Norm, str, str]]:
+def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, ImportEntry]:
     """Read and check an import file; :class:`ImportFileError` names the line and field."""
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -476,7 +777,7 @@ def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, tuple[No
         raise ImportFileError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from exc
     if not isinstance(data, dict) or not data:
         raise ImportFileError(f"{path}:1: expected an object keyed by paragraph id")
-    out: dict[str, tuple[Norm, str, str]] = {}
+    out: dict[str, ImportEntry] = {}
     for node, entry in data.items():
         line = _line_of(text, node)
         where = f"{path}:{line}: {node}"
@@ -487,6 +788,13 @@ def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, tuple[No
         status = entry.get("status", "validated")
         if status not in STATUSES:
             raise ImportFileError(f"{where}: field status {status!r} is not one of {STATUSES}")
+        version = entry.get("store_version")
+        if version is not None and (
+            isinstance(version, bool) or not isinstance(version, int) or version < 0
+        ):
+            raise ImportFileError(
+                f"{where}: field store_version {version!r} is not a version (0, 1, 2 ...)"
+            )
         try:
             if isinstance(entry.get("ci"), dict):
                 norm = Norm.from_json(entry["ci"])
@@ -519,7 +827,7 @@ def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, tuple[No
                 )
         except (StoreError, TypeError, ValueError) as exc:
             raise ImportFileError(f"{where}: {exc}") from exc
-        out[node] = (norm, status, str(entry.get("comment") or ""))
+        out[node] = ImportEntry(norm, status, str(entry.get("comment") or ""), version)
     return out
 
 

@@ -1,9 +1,12 @@
 """The LLM layer: any OpenAI-compatible endpoint, with a disk cache, retries and a limit.
 
 Configuration comes from arguments or the environment (``PCHECK_LLM_BASE_URL``,
-``PCHECK_LLM_MODEL``, ``PCHECK_LLM_API_KEY`` or ``OPENAI_API_KEY``). Requests use temperature 0;
-rate limits (429), server errors (5xx), timeouts and dropped connections are retried with
-exponential backoff; other errors are not. Every answer is cached on disk (SQLite) under a key
+``PCHECK_LLM_MODEL``, ``PCHECK_LLM_API_KEY`` or ``OPENAI_API_KEY``), checked when it is made (an
+http(s) URL, a positive timeout). Requests use temperature 0; rate limits (429), server errors
+(5xx), timeouts and dropped connections are retried with exponential backoff; other errors are
+not, nor is a connection that cannot be made at all (refused, unknown host): one try, so a dead
+endpoint fails at once. A 200 whose body is not a chat completion (an HTML page, broken JSON) is
+a failed request too, never an answer. Every answer is cached on disk (SQLite) under a key
 made of the endpoint, the model, the parameters and the messages, so a rerun costs nothing and
 an interrupted run resumes. :meth:`LLMClient.map` runs many requests with a concurrency limit
 and records, for each, the answer or the reason it failed; one failure never loses the others.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -22,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 Message = dict[str, str]
 
@@ -55,6 +60,21 @@ class LLMConfig:
     json_mode: bool = False
     cache: Path | None = field(default_factory=default_cache_path)
 
+    def __post_init__(self) -> None:
+        problem = url_problem(self.base_url)
+        if problem:
+            raise LLMConfigError(
+                f"--llm-base-url {self.base_url!r} (or PCHECK_LLM_BASE_URL): {problem}; give the "
+                "endpoint's URL, e.g. http://localhost:8000/v1"
+            )
+        problem = timeout_problem(self.timeout)
+        if problem:
+            raise LLMConfigError(f"--llm-timeout {self.timeout!r}: {problem}")
+        if self.max_retries < 0:
+            raise LLMConfigError(f"--llm-retries {self.max_retries}: must be 0 or more")
+        if self.concurrency < 1:
+            raise LLMConfigError(f"--concurrency {self.concurrency}: must be at least 1")
+
     @classmethod
     def from_env(
         cls, base_url: str | None = None, model: str | None = None, **kwargs: Any
@@ -75,6 +95,88 @@ class LLMConfig:
             or os.environ.get("OPENAI_API_KEY", "not-needed")
         )
         return cls(base_url=base_url.rstrip("/"), model=model, api_key=key, **kwargs)
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an OpenAI-compatible endpoint, or None."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # raises for a port that is not a number
+    except ValueError as exc:
+        return f"not a URL ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "not an http:// or https:// URL"
+    if not parts.hostname:
+        return "no host in it"
+    if port == 0:
+        return "port 0"
+    return None
+
+
+def timeout_problem(seconds: float) -> str | None:
+    """Why ``seconds`` cannot be a request timeout, or None."""
+    if not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds <= 0:
+        return "must be a number of seconds above 0"
+    return None
+
+
+URL_HINT = "an OpenAI-compatible API's URL usually ends in /v1"
+
+
+class NotACompletion(ValueError):
+    """The endpoint answered 200 with something other than a chat completion."""
+
+
+def answer_text(response: Any) -> str:
+    """The text of a chat completion's first choice ('' when the model said nothing).
+
+    Raises:
+        NotACompletion: the response is not a chat completion (the SDK hands back the body as
+        text or a list when it is not a completion object).
+    """
+    if isinstance(response, str | bytes):
+        shown = " ".join(str(response if isinstance(response, str) else response[:200]).split())
+        html = shown.lower().startswith(("<!doctype", "<html"))
+        raise NotACompletion(
+            f"the answer is {'an HTML page' if html else 'text'}, not a chat completion "
+            f"({shown[:60]!r}{'…' if len(shown) > 60 else ''}; {URL_HINT})"
+        )
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list):
+        raise NotACompletion(
+            f"the answer is a {type(response).__name__} but not a chat completion (no choices; "
+            f"{URL_HINT})"
+        )
+    if not choices:
+        return ""
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None) if message is not None else None
+    if content is not None and not isinstance(content, str):
+        raise NotACompletion(f"not a chat completion (its message is not text; {URL_HINT})")
+    return content or ""
+
+
+def _connect_failure(exc: BaseException) -> str | None:
+    """The reason when a connection could not be made at all (refused, unknown host), else None:
+    such a failure is not retried."""
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
+    while cause is not None and cause not in chain:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
+        return "cannot connect (Connection refused: is the server running, on that port?)"
+    for cause in chain:
+        if type(cause).__name__ == "ConnectError":  # httpx: unknown host, TLS ...
+            return f"cannot connect: {cause}"
+    return None
+
+
+HINTS = {
+    401: " (check the API key: PCHECK_LLM_API_KEY or OPENAI_API_KEY)",
+    403: " (check the API key: PCHECK_LLM_API_KEY or OPENAI_API_KEY)",
+    404: " (check --llm-base-url, usually ending in /v1, and --llm-model)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,35 +295,45 @@ class LLMClient:
                     max_tokens=self.config.max_tokens,
                     **kwargs,
                 )
-                text = (response.choices[0].message.content or "") if response.choices else ""
+                text = answer_text(response)
                 if not text.strip():
                     return Outcome(key, None, "empty answer", attempts=attempt)
                 if self.cache is not None:
                     self.cache.put(key, self.config.model, text)
                 return Outcome(key, text, attempts=attempt)
-            except (
-                openai.RateLimitError,
-                openai.APITimeoutError,
-                openai.APIConnectionError,
-                openai.InternalServerError,
-            ) as exc:
-                last = f"{type(exc).__name__}: {getattr(exc, 'message', exc)}"
+            except openai.APITimeoutError as exc:
+                last = f"{type(exc).__name__}: {exc.message}"
+            except openai.APIConnectionError as exc:
+                refused = _connect_failure(exc)
+                if refused is not None:
+                    return Outcome(key, None, refused, attempts=attempt)
+                last = f"{type(exc).__name__}: {exc.message}"
             except openai.APIStatusError as exc:
+                said = f"HTTP {exc.status_code}: {exc.message}"
                 if exc.status_code >= 500 or exc.status_code in (408, 409, 429):
-                    last = f"HTTP {exc.status_code}: {exc.message}"
+                    last = said
                 else:
-                    return Outcome(
-                        key, None, f"HTTP {exc.status_code}: {exc.message}", attempts=attempt
-                    )
-            except (openai.OpenAIError, ValueError, KeyError, IndexError) as exc:
+                    hint = HINTS.get(exc.status_code, "")
+                    return Outcome(key, None, said + hint, attempts=attempt)
+            except NotACompletion as exc:
+                return Outcome(key, None, str(exc), attempts=attempt)
+            except json.JSONDecodeError as exc:
+                return Outcome(
+                    key,
+                    None,
+                    f"the answer is not JSON, not a chat completion ({exc}; {URL_HINT})",
+                    attempts=attempt,
+                )
+            except (openai.OpenAIError, ValueError, KeyError, IndexError, TypeError) as exc:
                 return Outcome(key, None, f"{type(exc).__name__}: {exc}", attempts=attempt)
             if attempt <= self.config.max_retries:
                 self._sleep(self.config.backoff * 2 ** (attempt - 1))
+        attempts = self.config.max_retries + 1
         return Outcome(
             key,
             None,
-            f"gave up after {self.config.max_retries + 1} attempts ({last})",
-            attempts=self.config.max_retries + 1,
+            last if attempts == 1 else f"gave up after {attempts} attempts ({last})",
+            attempts=attempts,
         )
 
     def map(

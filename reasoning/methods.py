@@ -35,17 +35,26 @@ complied with → permitted; when every paragraph is unrelated (or none was retr
 overall answer decides, since "none of these k paragraphs" is not "HIPAA does not apply"
 (retrieval may have missed the right one), and the overall answer judges applicability itself.
 
-A failed request (timeout, refused, empty answer ...) or an answer with no readable label gives
-the label ``parse_failure`` with the reason in ``failure``; nothing raises for a bad answer and
-nothing falls back to a default label. Every verdict keeps the prompts and the raw answers.
+A verdict that could not be reached because a request failed (refused, timeout, HTTP error,
+a body that is not a completion, an empty answer ...) gets the label ``request_failure`` and, in
+``failure``, "<step>: LLM request failed: <cause> at <URL>"; it says nothing about the method,
+and an evaluation asks it again (``retry``). An answer with no readable label gets
+``parse_failure`` with the reason: the method's own failure, counted as wrong. Nothing raises
+for a bad answer and nothing falls back to a default label. Every verdict keeps the prompts and
+the raw answers. :func:`decision_settings` lists everything besides the case that decides a
+verdict (method, parameters, model, endpoint, prompts, knowledge base and model digests), so an
+evaluation reuses a logged verdict only when none of it changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from privacy_checklist.reasoning.llm import LLMConfigError, Message
@@ -81,6 +90,7 @@ OFFLINE_METHODS = ("offline", "offline-fast")
 LLM_METHODS = tuple(m for m in METHODS if m not in OFFLINE_METHODS)
 RETRIEVAL_METHODS = ("bm25-content", "ci-es-content")
 DEFAULT_K = 5
+REQUEST_FAILURE = "request_failure"
 RULE_CHARS = 2000  # of a paragraph's text (with the sections above it) in a prompt
 AGENT_MAX_IDS = 8
 NO_LLM = (
@@ -377,10 +387,19 @@ class LLMMethod:
         text = check_query(text)
         trace = Trace(self.client)
         result = self.run(text, trace)
-        label = result.label or PARSE_FAILURE
+        failed = [c for c in trace.calls if c.text is None]
         reasoning = list(result.reasoning)
-        if result.label is None:
-            reasoning.append(f"Parse failure: {result.failure or 'no label'}")
+        failure = None
+        if result.label is not None:
+            label = result.label
+        elif failed:  # no verdict because a request failed: not the method's doing
+            label = REQUEST_FAILURE
+            failure = self.failed(failed[0].step, failed[0].error)
+            reasoning.append(failure.split(": ", 1)[1])
+        else:
+            label = PARSE_FAILURE
+            failure = result.failure or "no label"
+            reasoning.append(f"Parse failure: {failure}")
         return LLMVerdict(
             label,
             {},
@@ -391,10 +410,14 @@ class LLMMethod:
             flows=result.flows,
             llm=client_name(self.client),
             calls=trace.calls,
-            failure=result.failure if result.label is None else None,
-            retry=result.label is None and any(c.text is None for c in trace.calls),
+            failure=failure,
+            retry=label == REQUEST_FAILURE,
             details=result.details,
         )
+
+    def failed(self, step: str, error: str | None) -> str:
+        """A failed request, as every verdict and report words it."""
+        return f"{step}: LLM request failed: {error or 'no answer'} at {llm_location(self.client)}"
 
     def run(self, text: str, trace: Trace) -> Result:
         raise NotImplementedError
@@ -403,7 +426,7 @@ class LLMMethod:
     def decide(self, call: Call) -> Result:
         """A final answer read into a result: label, the ids it cites, its reasoning."""
         if call.text is None:
-            return Result(None, f"{call.step}: LLM request failed: {call.error}")
+            return Result(None, self.failed(call.step, call.error))
         parsed = parse_answer(call.text)
         reasoning = []
         plan = text_field(parsed.data, "plan")
@@ -459,7 +482,7 @@ class AgentId(LLMMethod):
     def run(self, text: str, trace: Trace) -> Result:
         call = trace.ask("agent_id", messages("agent_id", case=fence(text)))
         if call.text is None:
-            return Result(None, f"agent_id: LLM request failed: {call.error}")
+            return Result(None, self.failed("agent_id", call.error))
         data = last_object_with(call.text, "regulations")
         proposed = _listed(json_field(data, "regulations")) if data else find_ids(call.text)
         ids = check_ids(self.kb.tree, proposed[: AGENT_MAX_IDS * 2])
@@ -587,7 +610,7 @@ class Bm25Content(RetrievalMethod):
     def prepare(self, text: str, trace: Trace) -> Retrieved:
         call = trace.ask("explain", messages("explain", case=fence(text)))
         if call.text is None:
-            return Retrieved([], failure=f"explain: LLM request failed: {call.error}")
+            return Retrieved([], failure=self.failed("explain", call.error))
         data = last_object_with(call.text, "explanation")
         explanation = (text_field(data, "explanation") if data else "") or call.text.strip()
         hits = self.index.search(explanation, "bm25", self.k)
@@ -703,6 +726,99 @@ def build_method(
     if name in RETRIEVAL_METHODS and index is None:
         raise ValueError(f"method {name!r} needs a retrieval index")
     return CLASSES[name](kb, index, client, k=k, per_rule=per_rule)
+
+
+# --------------------------------------------------------------------------- what decides a verdict
+
+
+def llm_location(client: Any) -> str:
+    """Where a client's requests go: the endpoint URL, or the local model file."""
+    config = getattr(client, "config", None)
+    url = getattr(config, "base_url", None)
+    if url:
+        return str(url)
+    path = getattr(config, "model_path", None)
+    if path:
+        return f"the local model {path}"
+    return client_name(client)
+
+
+def _digest(data: Any) -> str:
+    payload = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+_KB_DIGESTS: dict[tuple[Any, ...], str] = {}
+
+
+def kb_digest(kb: Any) -> str:
+    """A digest of the knowledge base's files (tree, references, definitions, graphs, norms):
+    any edit or rebuild changes it. Kept per file sizes and times, so it is read once."""
+    folder = getattr(kb, "path", None)
+    if folder is None:
+        return "in-memory"
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file())
+    stamp = (str(folder), *((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+    if stamp not in _KB_DIGESTS:
+        hashed = hashlib.sha256()
+        for path in files:
+            hashed.update(path.name.encode("utf-8") + b"\0")
+            hashed.update(hashlib.sha256(path.read_bytes()).digest())
+        _KB_DIGESTS[stamp] = hashed.hexdigest()[:16]
+    return _KB_DIGESTS[stamp]
+
+
+def prompts_digest() -> str:
+    """A digest of the prompt files of the current version (an edit without a new version
+    still changes it)."""
+    folder = resources.files("privacy_checklist.reasoning") / "prompts"
+    suffix = f".{PROMPT_VERSION}.txt"
+    texts = {
+        item.name: item.read_text(encoding="utf-8")
+        for item in folder.iterdir()
+        if item.name.endswith(suffix)
+    }
+    return _digest(texts)
+
+
+def decision_settings(reasoner: Any) -> dict[str, Any]:
+    """Everything besides the case that decides a verdict of ``reasoner``: the method and its
+    parameters, the model, the endpoint, the prompts, the knowledge base and (offline) the
+    shipped model and cues, as digests. An evaluation reuses a logged verdict only when these
+    are the same."""
+    settings: dict[str, Any] = {"method": getattr(reasoner, "name", type(reasoner).__name__)}
+    if isinstance(reasoner, LLMMethod):
+        config = getattr(reasoner.client, "config", None)
+        settings |= {
+            "llm": client_name(reasoner.client),
+            "endpoint": llm_location(reasoner.client),
+            "temperature": getattr(config, "temperature", None),
+            "max_tokens": getattr(config, "max_tokens", None),
+            "json_mode": getattr(config, "json_mode", None),
+            "prompt_version": PROMPT_VERSION,
+            "prompts": prompts_digest(),
+            "kb": kb_digest(reasoner.kb),
+        }
+        if isinstance(reasoner, RetrievalMethod):
+            settings |= {"k": reasoner.k, "per_rule": reasoner.per_rule}
+        path = getattr(config, "model_path", None)
+        if path is not None and Path(path).is_file():
+            settings["model_bytes"] = Path(path).stat().st_size
+        return settings
+    features = getattr(reasoner, "features", None)
+    if features is not None:  # the offline reasoner
+        settings |= {
+            "model": _digest(getattr(reasoner, "model", None)),
+            "cues": _digest(
+                {
+                    "cues": {name: p.pattern for name, p in features.cues.items()},
+                    "roles": features.roles,
+                    "types": features.types,
+                }
+            ),
+            "kb": kb_digest(features.kb),
+        }
+    return settings
 
 
 def build_client(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 MAX_QUERY_CHARS = 20_000
+SECTION_KINDS = ("section", "appendix")  # what a document's ``section`` can be
 
 
 class QueryError(ValueError):
@@ -70,6 +71,36 @@ class Filters:
 NO_FILTERS = Filters()
 
 
+def check_filters(filters: Filters, tree: Any) -> None:
+    """Refuse a filter that names no norm type, part or section of the regulation, rather
+    than silently match nothing.
+
+    Raises:
+        QueryError: naming the unknown value and the valid ones.
+    """
+    from privacy_checklist.kg.norms import NORM_TYPES
+
+    unknown = sorted(filters.norm_types - set(NORM_TYPES))
+    if unknown:
+        raise QueryError(
+            f"unknown norm type {', '.join(map(repr, unknown))}: use {', '.join(NORM_TYPES)}"
+        )
+    parts = [n.id.split()[-1] for n in tree if n.kind == "part"]
+    unknown = sorted(filters.parts - set(parts))
+    if unknown:
+        raise QueryError(
+            f"unknown part {', '.join(map(repr, unknown))}: the parts are {', '.join(parts)}"
+        )
+    unknown = sorted(
+        s for s in filters.sections if tree.get(s) is None or tree[s].kind not in SECTION_KINDS
+    )
+    if unknown:
+        raise QueryError(
+            f"unknown section {', '.join(map(repr, unknown))}: give the id of a section of "
+            "the regulation, such as 164.512"
+        )
+
+
 class Retriever(Protocol):
     name: str
 
@@ -89,10 +120,11 @@ def digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def documents(kb: Any) -> list[Document]:
-    """The annotated paragraphs of a knowledge base, in document order."""
+def documents(kb: Any, norms: dict[str, Any] | None = None) -> list[Document]:
+    """The annotated paragraphs of a knowledge base, in document order, typed by ``norms``
+    (default: ``kb.norms``, the norms as everything reads them)."""
     out = []
-    norms = kb.norms
+    norms = kb.norms if norms is None else norms
     for node in kb.tree:
         norm = norms.get(node.id)
         if norm is None:

@@ -7,6 +7,8 @@ saved as JSON with each document's content hash, so a rebuild re-tokenises only 
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -91,19 +93,23 @@ class BM25Retriever:
         ]
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(
-            json.dumps(
-                {
-                    "field": self.field,
-                    "k1": K1,
-                    "b": B,
-                    "tokens": {n: list(v) for n, v in self.tokens.items()},
-                }
-            ),
-            encoding="utf-8",
-        )
-        tmp.replace(path)
+        # a temporary name of this process and thread: two writers never share one
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+        try:
+            tmp.write_text(
+                json.dumps(
+                    {
+                        "field": self.field,
+                        "k1": K1,
+                        "b": B,
+                        "tokens": {n: list(v) for n, v in self.tokens.items()},
+                    }
+                ),
+                encoding="utf-8",
+            )
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @staticmethod
     def cached(path: Path) -> dict[str, tuple[str, list[str]]]:

@@ -106,6 +106,12 @@ class EmbeddingRetriever:
         )
         self.updated = self._sync(docs, progress)
 
+    def sync(self, docs: Sequence[Document], progress: Any = None) -> int:
+        """Follow new documents: embed those whose content changed, delete those gone."""
+        self.docs = {d.node: d for d in docs}
+        self.updated = self._sync(docs, progress)
+        return self.updated
+
     def _sync(self, docs: Sequence[Document], progress: Any) -> int:
         have = self.collection.get(include=["metadatas"])
         stored = {

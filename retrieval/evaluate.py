@@ -1,4 +1,9 @@
-"""Retrieval measured against the gold regulations of the court cases.
+"""Case files, and retrieval measured against the gold regulations of their cases.
+
+A case file is a CSV of ../shared/data/cases: the narrative (``generate_background``), the gold
+label (``generate_HIPAA_type``: Permit, Forbid, Not Applicable, or a synonym read by
+:func:`case_label`) and the gold regulation ids. :func:`read_case_file` keeps the usable rows
+and lists the others by line and reason.
 
 hit@k: the share of cases with at least one gold regulation in the top k; recall@k: the mean
 share of each case's gold regulations found in the top k; MRR: the mean of 1/rank of the first
@@ -22,14 +27,87 @@ from privacy_checklist.retrieval.base import section_of
 _ID = re.compile(r"\b1[6][024]\.\d{3,4}(?:\([^()\s]{1,40}\))*")
 
 
+#: Every spelling of a gold label met in case files (lower-cased, ``_`` and ``-`` read as
+#: spaces), by label. One mapping for every reader of case files (:func:`case_label`).
+LABEL_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "permit": ("permit", "permits", "permitted", "permissible", "allow", "allowed"),
+    "prohibit": (
+        "forbid",
+        "forbids",
+        "forbidden",
+        "prohibit",
+        "prohibits",
+        "prohibited",
+        "not permitted",
+        "not allowed",
+        "violation",
+    ),
+    "not_applicable": (
+        "not applicable",
+        "n/a",
+        "na",
+        "inapplicable",
+        "not covered",
+        "not covered by hipaa",
+        "hipaa not applicable",
+    ),
+}
+#: How the shipped case files spell each label.
+CSV_LABELS = {"permit": "Permit", "prohibit": "Forbid", "not_applicable": "Not Applicable"}
+_LABEL_OF = {word: label for label, words in LABEL_SYNONYMS.items() for word in words}
+LABEL_COLUMN = "generate_HIPAA_type"
+TEXT_COLUMN = "generate_background"
+LABEL_HELP = "Permit, Forbid or Not Applicable (or permitted, prohibited, not applicable ...)"
+
+
+def case_label(value: object) -> str | None:
+    """The label (permit / prohibit / not_applicable) of a gold label as a case file writes it,
+    in any case and spacing (``Forbid``, ``prohibited``, ``not applicable``); None for anything
+    else, so that an unknown label is reported, never guessed."""
+    if not isinstance(value, str):
+        return None
+    key = " ".join(value.replace("_", " ").replace("-", " ").split()).lower()
+    return _LABEL_OF.get(key)
+
+
+class CaseFileError(ValueError):
+    """A case file cannot be read at all; the message names it and the way out."""
+
+
 @dataclass(frozen=True, slots=True)
 class GoldCase:
+    """One row of a case file. ``label`` is the gold label as the shipped files spell it
+    (``Permit``, ``Forbid``, ``Not Applicable``; a synonym is brought to it), ``expected`` the
+    same as permit / prohibit / not_applicable (None when the row has no readable label), and
+    ``line`` the line of the file the row starts on."""
+
     case_id: str
     text: str
     label: str
     gold: tuple[str, ...]
     characteristics: str = ""
-    characteristics: str = ""
+    line: int = 0
+    expected: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedRow:
+    """A row that cannot be used, and why (to be reported, never dropped in silence)."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+@dataclass
+class CaseFile:
+    """The usable cases of a case file and the rows skipped."""
+
+    path: Path
+    cases: list[GoldCase]
+    skipped: list[SkippedRow]
 
 
 def _ids(value: str) -> list[str]:
@@ -44,32 +122,97 @@ def _ids(value: str) -> list[str]:
     return _ID.findall(value)
 
 
-def read_cases(path: Path) -> list[GoldCase]:
-    """A case CSV of ../shared/data/cases (narrative, label, gold regulation ids)."""
-    if not Path(path).is_file():
-        raise ValueError(f"{path}: no such case file")
-    with Path(path).open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames or "generate_background" not in reader.fieldnames:
-            raise ValueError(f"{path}: not a case file (no generate_background column)")
-        cases = []
-        for number, row in enumerate(reader, start=1):
-            gold: list[str] = []
-            for column in ("refer_id", "generate_regulation_ids"):
-                gold += _ids(row.get(column) or "")
-            listed = (row.get("refer_regulation") or "").lstrip()
-            if listed.startswith("["):  # the real cases list their regulations there
-                gold += _ids(listed)
-            cases.append(
-                GoldCase(
-                    row.get("case_id") or str(number),
-                    row["generate_background"],
-                    row.get("generate_HIPAA_type", ""),
-                    tuple(dict.fromkeys(gold)),
-                    row.get("generate_characteristics") or "",
+def _breaks(value: object) -> int:
+    """Line breaks inside a cell (a list: the cells beyond the header)."""
+    if isinstance(value, list):
+        return sum(_breaks(v) for v in value)
+    return value.count("\n") if isinstance(value, str) else 0
+
+
+def read_case_file(path: Path | str, need_label: bool = True) -> CaseFile:
+    """A case CSV of ../shared/data/cases (narrative, gold label, gold regulation ids).
+
+    Rows that cannot be used are skipped and listed with their line and reason: an empty
+    narrative, a repeated case id, and (``need_label``, as for ``eval``) a missing or unknown
+    gold label. Labels are read with :func:`case_label`.
+
+    Raises:
+        CaseFileError: no such file, a folder, not UTF-8, not a CSV, or a column missing.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise CaseFileError(
+            f"{path}: is a folder, not a case file; pass one CSV of it (e.g. "
+            f"{path / 'val_generate_cases_hipaa_applicability.csv'})"
+        )
+    if not path.is_file():
+        raise CaseFileError(f"{path}: no such case file")
+    cases: list[GoldCase] = []
+    skipped: list[SkippedRow] = []
+    seen: dict[str, int] = {}
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            columns = reader.fieldnames or []
+            if TEXT_COLUMN not in columns:
+                raise CaseFileError(
+                    f"{path}: not a case file (no {TEXT_COLUMN} column"
+                    + (f"; its columns: {', '.join(columns[:8])}" if columns else ", no header")
+                    + ")"
                 )
-            )
-    return cases
+            if need_label and LABEL_COLUMN not in columns:
+                raise CaseFileError(
+                    f"{path}: no {LABEL_COLUMN} column (the gold label: {LABEL_HELP}); "
+                    "add one to score the cases"
+                )
+            for number, row in enumerate(reader, start=1):
+                line = reader.line_num - sum(_breaks(v) for v in row.values())
+                case_id = (row.get("case_id") or "").strip() or str(number)
+                text = row.get(TEXT_COLUMN) or ""
+                written = (row.get(LABEL_COLUMN) or "").strip()
+                expected = case_label(written)
+                problem = None
+                if not text.strip():
+                    problem = f"empty narrative ({TEXT_COLUMN})"
+                elif need_label and not written:
+                    problem = f"no gold label ({LABEL_COLUMN} is empty; write {LABEL_HELP})"
+                elif need_label and expected is None:
+                    problem = f"gold label {written!r} is not one of {LABEL_HELP}"
+                elif case_id in seen:
+                    problem = f"case id {case_id!r} again (first on line {seen[case_id]})"
+                if problem is not None:
+                    skipped.append(SkippedRow(line, problem))
+                    continue
+                seen[case_id] = line
+                gold: list[str] = []
+                for column in ("refer_id", "generate_regulation_ids"):
+                    gold += _ids(row.get(column) or "")
+                listed = (row.get("refer_regulation") or "").lstrip()
+                if listed.startswith("["):  # the real cases list their regulations there
+                    gold += _ids(listed)
+                cases.append(
+                    GoldCase(
+                        case_id,
+                        text,
+                        CSV_LABELS[expected] if expected else written,
+                        tuple(dict.fromkeys(gold)),
+                        row.get("generate_characteristics") or "",
+                        line,
+                        expected,
+                    )
+                )
+    except UnicodeDecodeError as exc:
+        raise CaseFileError(
+            f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8 CSV"
+        ) from exc
+    except csv.Error as exc:
+        raise CaseFileError(f"{path}: not a readable CSV ({exc})") from exc
+    return CaseFile(path, cases, skipped)
+
+
+def read_cases(path: Path | str) -> list[GoldCase]:
+    """The usable cases of a case file, whatever their label (see :func:`read_case_file`)."""
+    return read_case_file(path, need_label=False).cases
 
 
 def _found(retrieved: str, gold: str, level: str) -> bool:

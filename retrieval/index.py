@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from typing import Any
 from privacy_checklist.retrieval.base import (
     MAX_QUERY_CHARS,
     NO_FILTERS,
+    Document,
     Filters,
     Hit,
     QueryError,
+    check_filters,
     check_query,
     documents,
 )
@@ -60,7 +63,13 @@ class RewriteRetriever:
 
 
 class RetrievalIndex:
-    """All retrieval methods over one knowledge base."""
+    """All retrieval methods over one knowledge base, on its norms as everything reads them
+    (``kb.norms``: the editors' store's effective view when the knowledge base has a store).
+
+    When those norms change (an editor validated a new norm type), the next search re-indexes
+    the documents whose content changed, and only those: BM25 re-tokenises them, the embedding
+    collection re-embeds them, CI-ES and the hybrid read the new norms.
+    """
 
     def __init__(
         self,
@@ -75,23 +84,54 @@ class RetrievalIndex:
         self.chroma_url = chroma_url
         self.model_path = model_path
         self.embeddings = embeddings
-        self.docs = documents(kb)
-        self.by_node = {d.node: d for d in self.docs}
+        self.docs: list[Document] = []
+        self.by_node: dict[str, Document] = {}
+        self._norms: dict[str, Any] | None = None
         self._methods: dict[str, Any] = {}
+        self._previous: dict[str, Any] = {}  # methods built on the norms before, to update
+        self._similarity: Any = None
+        self._lock = threading.RLock()
+        self._refresh()
+
+    @property
+    def norms(self) -> dict[str, Any]:
+        """The norms the index stands on (read again from the knowledge base first)."""
+        self._refresh()
+        assert self._norms is not None
+        return self._norms
+
+    def _refresh(self) -> None:
+        """Follow the knowledge base's norms: new documents when they changed (``kb.norms``
+        gives the same dict while nothing changed); methods are rebuilt on next use."""
+        norms = self.kb.norms
+        if norms is self._norms:
+            return
+        with self._lock:
+            if norms is self._norms:
+                return
+            docs = documents(self.kb, norms)
+            self._previous = {**self._previous, **self._methods}
+            self.docs, self.by_node = docs, {d.node: d for d in docs}
+            self._methods = {}
+            self._norms = norms
 
     def method(self, name: str) -> Any:
         if name not in METHODS:
             raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
-        if name not in self._methods:
-            self._methods[name] = self._build(name)
-        return self._methods[name]
+        self._refresh()
+        with self._lock:
+            if name not in self._methods:
+                self._methods[name] = self._build(name)
+            return self._methods[name]
 
     def _build(self, name: str) -> Any:
         self.directory.mkdir(parents=True, exist_ok=True)
         if name in ("bm25", "bm25-text"):
             field = "spec" if name == "bm25" else "text"
             path = self.directory / f"{name}.json"
-            retriever = BM25Retriever(self.docs, field, BM25Retriever.cached(path))
+            before = self._previous.get(name)
+            cached = before.tokens if before is not None else BM25Retriever.cached(path)
+            retriever = BM25Retriever(self.docs, field, cached)
             if retriever.reused != len(self.docs):
                 retriever.save(path)
             return retriever
@@ -101,6 +141,10 @@ class RetrievalIndex:
             from privacy_checklist.retrieval.embedding import EmbeddingRetriever
 
             try:
+                before = self._previous.get("embedding")
+                if before is not None:
+                    before.sync(self.docs)
+                    return before
                 return EmbeddingRetriever(
                     self.docs, self.directory / "chroma", self.chroma_url, self.model_path
                 )
@@ -114,14 +158,19 @@ class RetrievalIndex:
         if name == "ci-es":
             from privacy_checklist.retrieval.cies import role_similarity
 
-            similarity = role_similarity(self.kb.roles) if self.embeddings else None
+            if self.embeddings and self._similarity is None:
+                self._similarity = role_similarity(self.kb.roles)
             return CIESRetriever(
-                self.docs, self.kb.norms, self.kb.roles, self.kb.attributes, similarity
+                self.docs,
+                self._norms,
+                self.kb.roles,
+                self.kb.attributes,
+                self._similarity if self.embeddings else None,
             )
         # chosen on synthetic train cases only (python bench/retrieval.py --child select)
         legs = ["bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es"]
         parts = [self.method(leg) for leg in legs if leg != "embedding" or self.embeddings]
-        return HybridRetriever(parts, self.kb.refs_out, self.kb.norms, self.by_node)
+        return HybridRetriever(parts, self.kb.refs_out, self._norms, self.by_node)
 
     def search(
         self, query: object, method: str = "hybrid", k: int = 10, filters: Filters = NO_FILTERS
@@ -129,7 +178,8 @@ class RetrievalIndex:
         """Search; ``k`` larger than the corpus returns everything.
 
         Raises:
-            QueryError: empty or non-text query.
+            QueryError: empty or non-text query, k below 1, or a filter naming an unknown
+                norm type, part or section.
         """
         text = check_query(query)
         if len(text) > MAX_QUERY_CHARS:
@@ -139,4 +189,6 @@ class RetrievalIndex:
             text = text[:MAX_QUERY_CHARS]
         if k < 1:
             raise QueryError(f"k must be at least 1, not {k}")
-        return self.method(method).search(text, min(k, len(self.docs)), filters)
+        check_filters(filters, self.kb.tree)
+        retriever = self.method(method)
+        return retriever.search(text, min(k, len(self.docs)), filters)

@@ -72,3 +72,11 @@ def _keep_main_module():
     yield
     if main is not None:
         sys.modules["__main__"] = main
+
+
+@pytest.fixture(autouse=True)
+def _private_norm_store(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
+    """Every test (and the commands it starts) reads and writes a store of its own, never the
+    user's ~/.local/share/privacy-checklist/norms.sqlite; a test may point PCHECK_STORE
+    elsewhere itself."""
+    monkeypatch.setenv("PCHECK_STORE", str(tmp_path_factory.mktemp("store") / "norms.sqlite"))

@@ -187,14 +187,22 @@ FAILURES = {
 
 @pytest.mark.parametrize("mode", list(FAILURES))
 @pytest.mark.parametrize("method", LLM_METHODS)
-def test_failures_are_parse_failures(llm, mode, method, shipped, index, tmp_path) -> None:
+def test_failures_are_request_or_parse_failures(
+    llm, mode, method, shipped, index, tmp_path
+) -> None:
     script, options = FAILURES[mode]
     with serve(llm, script) as server:
         client = client_for(server, tmp_path, **options)
         verdict = build_method(method, shipped, index, client, k=K).check(CASE)
     record = verdict.to_json()
-    assert record["verdict"] == "parse_failure" and verdict.failure
-    assert verdict.reasoning[-1].startswith("Parse failure:")
+    # a failed request is its own outcome, naming the endpoint; a bad answer is a parse failure
+    if mode == "malformed":
+        assert record["verdict"] == "parse_failure" and verdict.failure
+        assert verdict.reasoning[-1].startswith("Parse failure:")
+    else:
+        assert record["verdict"] == "request_failure"
+        assert "LLM request failed" in verdict.failure and server.base_url in verdict.failure
+        assert verdict.reasoning[-1].startswith("LLM request failed:")
     expected = {
         "slow": "Timeout",
         "500": "gave up after 2 attempts",
@@ -231,7 +239,7 @@ class RaisingClient:
 @pytest.mark.parametrize("method", LLM_METHODS)
 def test_a_raising_client_is_a_failure_not_a_crash(method, shipped, index) -> None:
     verdict = build_method(method, shipped, index, RaisingClient(), k=K).check(CASE)
-    assert verdict.label == "parse_failure" and "backend exploded" in verdict.failure
+    assert verdict.label == "request_failure" and "backend exploded" in verdict.failure
 
 
 def test_build_method(shipped, index, monkeypatch) -> None:
@@ -525,7 +533,7 @@ def test_eval_retries_failed_requests_only(llm, shipped, index, tmp_path) -> Non
     with serve(llm, lambda b, n: ("status", 500)) as server:
         method = build_method("dp", shipped, index, client_for(server, tmp_path, max_retries=0))
         records = run(cases, "dp", lambda t: method.check(t).to_json(), tmp_path / "out")
-    assert [r["verdict"] for r in records] == ["parse_failure"] * 3
+    assert [r["verdict"] for r in records] == ["request_failure"] * 3
     with serve(llm, answers("prohibited")) as server:
         method = build_method("dp", shipped, index, client_for(server, tmp_path))
         records = run(cases, "dp", lambda t: method.check(t).to_json(), tmp_path / "out")

@@ -19,34 +19,66 @@ import streamlit as st
 MAX_CASE_CHARS = 50_000  # the longest narrative the check page accepts
 
 
-@st.cache_resource(show_spinner="Loading the knowledge base ...")
+def _where() -> tuple[str, str, str]:
+    """The knowledge base, store and index folders of the environment: what the shared
+    resources are cached by, so a different store never reads another's norms."""
+    return (
+        os.environ.get("PCHECK_KB") or "",
+        str(store_path()),
+        os.environ.get("PCHECK_INDEX") or "",
+    )
+
+
 def kb() -> Any:
+    """The knowledge base, its norms the store's effective view (followed as editors change
+    it: the index and reasoners read ``kb().norms``)."""
+    return _kb(*_where()[:2])
+
+
+@st.cache_resource(show_spinner="Loading the knowledge base ...")
+def _kb(where: str, store: str) -> Any:
     from privacy_checklist.kg import kb as kbmod
 
-    return kbmod.load(os.environ.get("PCHECK_KB") or None)
+    return kbmod.load(where or None, store=store)
+
+
+def index() -> Any:
+    """The retrieval index over :func:`kb` (it re-indexes what an editor changed)."""
+    return _index(*_where())
 
 
 @st.cache_resource(show_spinner="Opening the retrieval index ...")
-def index() -> Any:
+def _index(where: str, store: str, folder: str) -> Any:
     from privacy_checklist.retrieval.index import RetrievalIndex
 
-    where = os.environ.get("PCHECK_INDEX")
-    return RetrievalIndex(kb(), Path(where) if where else None, embeddings=False)
+    return RetrievalIndex(_kb(where, store), Path(folder) if folder else None, embeddings=False)
+
+
+def offline_reasoner(fast: bool = False) -> Any:
+    return _offline_reasoner(*_where(), fast)
 
 
 @st.cache_resource(show_spinner="Loading the offline reasoner ...")
-def offline_reasoner(fast: bool = False) -> Any:
+def _offline_reasoner(where: str, store: str, folder: str, fast: bool) -> Any:
     from privacy_checklist.reasoning.offline import OfflineReasoner
 
-    return OfflineReasoner(kb(), index(), fast=fast)
+    return OfflineReasoner(_kb(where, store), _index(where, store, folder), fast=fast)
 
 
-def store() -> Any:
-    """The editors' store (a new connection per call: SQLite connections are per thread)."""
+def store_path() -> Path:
+    """The editors' store: ``$PCHECK_STORE``, else the user's data folder."""
+    from privacy_checklist.kg.store import default_store_path
+
+    return default_store_path()
+
+
+def store(readonly: bool = True) -> Any:
+    """The editors' store (a new connection per call: SQLite connections are per thread).
+    Read-only unless asked (``readonly=False``, to save an edit or a review): looking never
+    creates the store, and a store on a read-only file system can still be read."""
     from privacy_checklist.kg.store import NormStore
 
-    where = os.environ.get("PCHECK_STORE")
-    return NormStore(where) if where else NormStore()
+    return NormStore(store_path(), readonly=readonly)
 
 
 def editor() -> str | None:

@@ -57,6 +57,7 @@ LABEL_TEXT = {
     "prohibit": "Prohibited",
     "not_applicable": "Not covered by HIPAA",
     "parse_failure": "No verdict (the model's answer could not be read)",
+    "request_failure": "No verdict (the request to the LLM failed)",
 }
 LABEL_COLOR = {"permit": "green", "prohibit": "red", "not_applicable": "blue"}
 METHOD_HELP = {

@@ -1,7 +1,8 @@
 """The Evaluation page: study the run folders written by ``pcheck eval --out DIR``.
 
 A run folder holds, per method, ``METHOD.jsonl`` (one record per case), ``METHOD.metrics.json``
-(accuracy, macro-F1, per class, confusion, parse failures) and ``METHOD.confusion.png``, and
+(accuracy, macro-F1, per class, confusion, parse failures, and the request failures: cases left
+undecided because an LLM request failed, not scored) and ``METHOD.confusion.png``, and
 ``table.md``. The page looks for them in a folder (``pcheck app --runs DIR``, by default
 ``runs/``): the folder itself when it is a run, else its sub-folders that are. It shows each
 method's figures, its per-class table and confusion matrix, a comparison of every method of
@@ -27,8 +28,14 @@ from privacy_checklist.app.ui.pages.check import (
     norm_lines,
     one_line,
 )
-from privacy_checklist.reasoning.evaluate import PARSE_FAILURE, markdown_table, metrics, read_log
-from privacy_checklist.reasoning.methods import OFFLINE_METHODS
+from privacy_checklist.reasoning.evaluate import (
+    PARSE_FAILURE,
+    markdown_table,
+    metrics,
+    read_log,
+    undecided,
+)
+from privacy_checklist.reasoning.methods import OFFLINE_METHODS, REQUEST_FAILURE
 from privacy_checklist.reasoning.offline import LABELS
 
 FOLDER = "eval-folder"
@@ -112,6 +119,7 @@ def check_metrics(data: Any) -> dict[str, Any]:
         if not isinstance(data[key], int | float):
             raise ValueError(f"{key} is not a number")
     data.setdefault("parse_failures", 0)
+    data.setdefault("request_failures", 0)
     return data
 
 
@@ -171,20 +179,25 @@ def as_list(value: Any) -> list[Any]:
 
 
 def predicted(record: dict[str, Any]) -> str:
+    """The record's label, ``request_failure`` (no verdict: the request failed) or
+    ``parse_failure``."""
     value = record.get("verdict")
-    return value if value in LABELS else PARSE_FAILURE
+    if value in LABELS:
+        return value
+    return REQUEST_FAILURE if undecided(record) else PARSE_FAILURE
 
 
 def matching(
     records: list[dict[str, Any]], gold: str = ANY, guess: str = ANY, mistakes: bool = False
 ) -> list[dict[str, Any]]:
-    """The records whose gold and predicted labels pass the filters."""
+    """The records whose gold and predicted labels pass the filters (a request failure is no
+    mistake of the method: it had no say)."""
     return [
         r
         for r in records
         if (gold == ANY or r.get("gold") == gold)
         and (guess == ANY or predicted(r) == guess)
-        and (not mistakes or predicted(r) != r.get("gold"))
+        and (not mistakes or predicted(r) not in (r.get("gold"), REQUEST_FAILURE))
     ]
 
 
@@ -209,6 +222,7 @@ def comparison_rows(runs: dict[str, dict[str, Method]]) -> list[dict[str, Any]]:
                         for label in LABELS
                     },
                     "parse failures": m.get("parse_failures", 0),
+                    "request failures": m.get("request_failures", 0),
                 }
             )
     return rows
@@ -337,11 +351,18 @@ def show_method(name: str, method: Method) -> None:
     assert m is not None
     st.subheader(f"Method: {name}")
     st.caption(f"From {method.source}")
-    columns = st.columns(4)
+    columns = st.columns(5)
     columns[0].metric("Accuracy", f"{float(m['accuracy']):.3f}")
     columns[1].metric("Macro-F1", f"{float(m['macro_f1']):.3f}")
     columns[2].metric("Cases", f"{int(m['n'])}")
     columns[3].metric("Parse failures", f"{int(m.get('parse_failures', 0))}")
+    failed = int(m.get("request_failures", 0))
+    columns[4].metric("Request failures", f"{failed}")
+    if failed:
+        st.warning(
+            f"{failed} case(s) have no verdict: their LLM request failed, so they are not "
+            "scored. Rerun the same pcheck eval command to ask them again."
+        )
     left, right = st.columns(2)
     with left:
         st.markdown("**Per class**")
@@ -376,7 +397,9 @@ def error_browser(methods: dict[str, Method]) -> None:
     with columns[1]:
         gold = st.selectbox("Gold label", [ANY, *LABELS], key=GOLD)
     with columns[2]:
-        guess = st.selectbox("Predicted label", [ANY, *LABELS, PARSE_FAILURE], key=PREDICTED)
+        guess = st.selectbox(
+            "Predicted label", [ANY, *LABELS, PARSE_FAILURE, REQUEST_FAILURE], key=PREDICTED
+        )
     with columns[3]:
         mistakes = st.checkbox("Only mistakes", key=MISTAKES)
     records = records_of(methods[name])
@@ -428,7 +451,12 @@ def show_record(record: dict[str, Any]) -> None:
         f"Gold: **{label_text(record.get('gold'))}** · Predicted: **{label_text(label)}**"
         + (f" · by {common.md_escape(str(record['llm']))}" if record.get("llm") else "")
     )
-    if record.get("failure"):
+    if label == REQUEST_FAILURE:
+        st.warning(
+            f"No verdict: {record.get('failure') or 'the LLM request failed'}. This says nothing "
+            "about the method; rerunning the evaluation asks it again."
+        )
+    elif record.get("failure"):
         st.warning(f"Why there is no verdict: {record['failure']}")
     probabilities = record.get("probabilities") or {}
     if probabilities:

@@ -29,7 +29,6 @@ from privacy_checklist.kg.store import (
     Record,
     StaleEditError,
     StoreError,
-    default_store_path,
     validate_changes,
 )
 
@@ -74,29 +73,28 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
+def _baseline() -> dict[str, Norm]:
+    """The knowledge base's machine annotation: the store's version 0 of every norm."""
+    return common.kb().machine_norms
+
+
 def _baseline_record(norm: Norm) -> Record:
     """What :meth:`NormStore.current` gives for a norm the store does not hold."""
     return Record(norm, "machine", 0, "", norm.provenance)
 
 
 def _read_store() -> dict[str, Record]:
-    """The store's records; a store that does not exist yet is not created by looking."""
-    if not default_store_path().exists():
-        return {}
+    """The store's records; looking opens it read-only (a missing store is not created)."""
     with common.store() as store:
         return store.all()
 
 
 def _current(node: str, baseline: dict[str, Norm]) -> Record:
-    if not default_store_path().exists():
-        return _baseline_record(baseline[node])
     with common.store() as store:
         return store.current(node, baseline)
 
 
 def _history(node: str) -> list[dict[str, Any]]:
-    if not default_store_path().exists():
-        return []
     with common.store() as store:
         return store.history(node)
 
@@ -123,7 +121,7 @@ def _sections() -> tuple[list[str], dict[str, str]]:
     kb = common.kb()
     tree = kb.tree
     of: dict[str, str] = {}
-    for node in kb.norms:
+    for node in kb.machine_norms:
         section = tree.section_of(node)
         of[node] = section.id if section is not None else ""
     present = set(of.values())
@@ -242,7 +240,7 @@ def _on_save(node: str) -> None:
     record = _write(
         node,
         version,
-        lambda store: store.edit(node, changes, name, version, common.kb().norms, comment),
+        lambda store: store.edit(node, changes, name, version, _baseline(), comment),
     )
     if record is not None:
         st.session_state[FLASH] = {
@@ -259,7 +257,7 @@ def _write(node: str, version: int, action: Any) -> Any:
     """Run ``action(store)``; a refusal (stale, invalid) becomes the page's message, not an
     exception. The record written, or None."""
     try:
-        with common.store() as store:
+        with common.store(readonly=False) as store:
             record = action(store)
     except StaleEditError as exc:
         _stale(node, version, exc)
@@ -281,7 +279,7 @@ def _on_review(node: str, status: str) -> None:
     record = _write(
         node,
         version,
-        lambda store: store.set_status(node, status, name, version, common.kb().norms, comment),
+        lambda store: store.set_status(node, status, name, version, _baseline(), comment),
     )
     if record is not None:
         st.session_state[FLASH] = {
@@ -643,9 +641,8 @@ def render() -> None:
         "Validated annotations win over machine ones wherever norms are read; a rejected one "
         "drops back to the knowledge base's machine reading."
     )
-    kb = common.kb()
     try:
-        baseline = kb.norms
+        baseline = _baseline()
     except KnowledgeBaseError as exc:
         st.error(str(exc))
         return
@@ -660,7 +657,7 @@ def render() -> None:
     st.caption(
         f"{len(baseline):,} norms: "
         + ", ".join(f"{n:,} {s}" for s, n in statuses.items())
-        + f" · store: {default_store_path()}"
+        + f" · store: {common.store_path()}"
     )
     sections, section_of = _sections()
     _filters(sections)
