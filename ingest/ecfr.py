@@ -21,6 +21,8 @@ from pathlib import Path
 import lxml.html
 from lxml import etree
 
+from privacy_checklist.ingest.ids import split_labels  # the one splitter of ids
+
 #: The live pages, for when the machine is online.
 LIVE_URLS: dict[str, str] = {
     part: f"https://www.ecfr.gov/current/title-45/subtitle-A/subchapter-C/part-{part}"
@@ -271,34 +273,6 @@ def _table_text(table: etree._Element) -> tuple[str, list[Link]]:
 
 _MARKER_CLASSES = frozenset({"paragraph-hierarchy", "paragraph-heading"})
 _HEADING_ONLY = frozenset({"paragraph-heading"})
-
-
-def split_labels(node_id: str) -> tuple[str, list[str]]:
-    """``"160.103(Health maintenance organization (HMO))(1)"`` -> ("160.103", [term, "1"]).
-
-    Labels are the balanced parenthesised groups after the section number.
-    """
-    head = node_id.find("(")
-    if head < 0:
-        return node_id, []
-    labels: list[str] = []
-    depth = 0
-    start = head
-    for i in range(head, len(node_id)):
-        ch = node_id[i]
-        if ch == "(":
-            if depth == 0:
-                start = i + 1
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                labels.append(node_id[start:i])
-            elif depth < 0:
-                raise ValueError(f"unbalanced parentheses in paragraph id {node_id!r}")
-    if depth:
-        raise ValueError(f"unbalanced parentheses in paragraph id {node_id!r}")
-    return node_id[:head], labels
 
 
 def _paragraph_id(el: etree._Element) -> str | None:

@@ -8,6 +8,10 @@ citing section (or the citing definition: "paragraph (4) of this definition"); a
 to every sibling in it; citations of other titles and statutes are kept as external references.
 A citation that names no existing node is logged as :class:`Unresolved` and never becomes a
 reference, so no reference points at a missing node.
+
+:func:`ids_in` is the other reader of citations: it finds regulation ids in free text (a model's
+answer, a case file's gold regulations) and normalises each to a
+:class:`~privacy_checklist.kg.ids.RegId`, with no tree and no resolution.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from privacy_checklist.ingest.ecfr import Link, split_labels
+from privacy_checklist.ingest.ecfr import Link
 from privacy_checklist.ingest.markers import continue_path, kinds_of
+from privacy_checklist.kg.ids import RegId
 from privacy_checklist.kg.tree import RegulationTree
 
 PARTS = ("160", "162", "164")
@@ -69,6 +74,39 @@ class Unresolved:
     end: int
     text: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FoundId:
+    """A regulation id in free text: ``text`` as written at ``start:end``, ``id`` normalised."""
+
+    id: RegId
+    start: int
+    end: int
+    text: str
+
+
+# --------------------------------------------------------------------------- ids in free text
+
+#: A label as people and models write it: a paragraph marker, or a defined term that may end
+#: in one parenthesised abbreviation ("Health maintenance organization (HMO)").
+_FREE_LABEL = r"[A-Za-z0-9][A-Za-z0-9 ,'’-]{0,80}?(?:\s*\([A-Za-z0-9][A-Za-z0-9 ,'’-]{0,20}\))?"
+ID_IN_TEXT = re.compile(
+    rf"(?<![\d.])(?:{'|'.join(PARTS)})\s*\.\s*\d{{3,4}}(?!\d)"
+    rf"(?:\s?\(\s*{_FREE_LABEL}\s*\))*"
+)
+
+
+def ids_in(text: str) -> list[FoundId]:
+    """Every regulation id of Parts 160, 162 and 164 in a text, in order, normalised:
+    ``45 CFR 164.512(f)(1)``, ``§164.512(f)``, ``164.512 (f)( 1 )`` and ``Section 164.502(a)``
+    give ``164.512(f)(1)``, ``164.512(f)``, ``164.512(f)(1)`` and ``164.502(a)``. Parts and
+    subparts ("Part 164") are not ids of a unit with text, and are not found; nor is anything
+    the tree may lack: check a found id against the tree (``RegId.nearest``)."""
+    return [
+        FoundId(RegId.parse(m.group(0)), m.start(), m.end(), m.group(0))
+        for m in ID_IN_TEXT.finditer(text)
+    ]
 
 
 # --------------------------------------------------------------------------- patterns (data)
@@ -150,17 +188,19 @@ def link_target(href: str, tree: RegulationTree) -> tuple[str | None, bool, bool
     elif sec := re.search(r"/section-([\d.]+[a-z]?)", path):
         node_id = sec.group(1)
     elif sub := re.search(r"/part-(\d+)/subpart-([A-Z]+)", path):
-        node_id = f"Part {sub.group(1)} Subpart {sub.group(2)}"
+        node_id = str(RegId(sub.group(1), subpart=sub.group(2)))
     elif part := re.search(r"/part-(\d+)", path):
-        node_id = f"Part {part.group(1)}"
+        node_id = str(RegId(part.group(1)))
     else:
         return None, False, False
     if node_id in tree:
         return node_id, False, True
-    section, labels = split_labels(node_id)
-    if section.split(".")[0] not in PARTS and not node_id.startswith("Part 16"):
+    cited = RegId.try_parse(node_id)
+    if cited is None:
+        return None, False, False
+    if cited.part not in PARTS:
         return None, True, True
-    target, exact = tree.resolve_labels(section, labels)
+    target, exact = tree.resolve(cited)
     return target, False, exact
 
 
@@ -307,11 +347,11 @@ def _phrase(
             letters = re.findall(r"[A-Z]", m.group("letters"))
             if " through " in m.group("letters") and len(letters) == 2:
                 letters = [chr(c) for c in range(ord(letters[0]), ord(letters[1]) + 1)]
-            targets = [f"Part {part} Subpart {letter}" for letter in letters]
+            targets = [str(RegId(part, subpart=letter)) for letter in letters]
         elif kind == "part":
-            targets = [f"Part {p}" for p in re.findall(r"16[024]", m.group("parts"))]
+            targets = [str(RegId(p)) for p in re.findall(r"16[024]", m.group("parts"))]
         else:
-            targets = [f"Part {m.group('part')}"]
+            targets = [str(RegId(m.group("part")))]
         for target in targets:
             if overlaps_link(m.start(), m.end()):
                 continue
@@ -359,7 +399,8 @@ def _phrase(
     suffix = _SUFFIX_RE.match(text, pos)
     # Where a relative citation ("paragraph (a)(1)") is read from, most likely first.
     bases: list[tuple[str, list[str]]] = []
-    own_section = _section_of(tree, source)
+    own = tree.section_of(source)
+    own_section = own.id if own is not None else None
     own_definitions = [
         d for d in (_definition_of(tree, source), _layout_definition_of(tree, source)) if d
     ]
@@ -367,19 +408,19 @@ def _phrase(
     if suffix and kind == "paragraph":
         end = suffix.end()
         if suffix.group("this") and "definition" in suffix.group("this"):
-            bases = [split_labels(d) for d in own_definitions]
+            bases = [_base(d) for d in own_definitions]
         elif suffix.group("ofsec"):
             bases = [(suffix.group("ofsec"), [])]
         elif suffix.group("term"):
             named = _find_term(ctx, suffix.group("term"), source)
             if named:
                 end = suffix.start("term") + len(tree[named].label or "")
-                bases = [split_labels(named)]
+                bases = [_base(named)]
         else:
             bases = [(own_section, [])] if own_section else []
     else:
         bases = [(own_section, [])] if own_section else []
-        bases += [split_labels(d) for d in own_definitions]
+        bases += [_base(d) for d in own_definitions]
     phrase_text = text[m.start() : end]
     for item in items:
         link = overlaps_link(item.start, item.end)
@@ -396,8 +437,7 @@ def _phrase(
             item.linked = True
             item.target, item.exact = link[1], link[2]
             if item.target and item.target in tree and "(" in item.target:
-                sec, labels = split_labels(item.target)
-                item.section, item.labels = sec, labels
+                item.section, item.labels = _base(item.target)
             continue
         found = _candidates(tree, item, bases)
         if not found:
@@ -477,14 +517,16 @@ def _expand_range(ctx: _Context, source: str, first: _Item, last: _Item, text: s
         ctx.refs.append(CrossRef(source, node_id, first.start, last.end, span_text, False, "range"))
 
 
-def _section_of(tree: RegulationTree, node_id: str) -> str | None:
-    section = tree.section_of(node_id)
-    return section.id if section is not None else None
+def _base(node_id: str) -> tuple[str, list[str]]:
+    """A paragraph's section and labels: where a relative citation in it is read from (a unit
+    above section level is its own base, with no labels)."""
+    found = RegId.parse(node_id)
+    return found.section or str(found), list(found.labels)
 
 
 def _part_of(tree: RegulationTree, node_id: str) -> str:
     part = tree.ancestor_of_kind(node_id, "part")
-    return part.id.split()[-1] if part else "164"
+    return (RegId.parse(part.id).part or "164") if part else "164"
 
 
 def _definition_of(tree: RegulationTree, node_id: str) -> str | None:
@@ -516,11 +558,12 @@ def _layout_definition_of(tree: RegulationTree, node_id: str) -> str | None:
 def _find_term(ctx: _Context, phrase: str, source: str) -> str | None:
     """The definition named at the start of ``phrase`` (longest term first)."""
     words = _term_key(phrase).split()
-    section = _section_of(ctx.tree, source)
+    own = ctx.tree.section_of(source)
+    section = own.id if own is not None else None
     for n in range(min(len(words), 8), 0, -1):
         candidates = ctx.terms.get(" ".join(words[:n]))
         if candidates:
-            same = [c for c in candidates if c.startswith(f"{section}(")]
+            same = [c for c in candidates if RegId.parse(c).section == section]
             return (same or candidates)[0]
     return None
 

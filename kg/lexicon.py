@@ -3,26 +3,37 @@
 Case narratives name parties and information with noise around the word that matters ("the
 treating orthopedic surgeon", "City of Plainfield police department", "Dr. Smith's nurse").
 English noun phrases put their head last, so candidates are tried from the longest n-gram
-ending at the head down to the head alone, then the rest. Stop words are data, below.
+ending at the head down to the head alone, then the rest. The stop words are data
+(``ontologies/stop_words.json``, one list shared with BM25's tokenizer); the clause words and
+titles are below.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
-#: Words that never decide a match: determiners, pronouns, and the adjectives narratives add.
-STOP_WORDS = frozenset(
-    """a an the this that these those his her hers their theirs its our ours my your
-    he she they we you him them me us
-    some any another other certain such same several various each every all both
-    who whom whose which what
-    new old former current prior previous local nearby outside third-party third party
-    treating attending primary licensed certified registered unnamed unidentified
-    same-day one two three several""".split()
+
+def stop_words_path() -> Path:
+    return Path(str(resources.files("privacy_checklist.ontologies") / "stop_words.json"))
+
+
+_STOP = json.loads(stop_words_path().read_text(encoding="utf-8"))
+#: English function words: the one stop-word list. BM25's tokenizer drops them all.
+FUNCTION_WORDS: frozenset[str] = frozenset(
+    w for group in _STOP["function_words"].values() for w in group
 )
+#: Words that never decide a match: the determiners and pronouns among the function words,
+#: and the phrase words (more of them, and the adjectives narratives add: "the treating
+#: surgeon"). "of", "and", "for" ... are no stop words here: they cut and split a phrase.
+STOP_WORDS: frozenset[str] = frozenset(
+    _STOP["function_words"]["determiners_and_pronouns"]
+) | frozenset(_STOP["phrase_words"])
 #: Words that start a clause or a prepositional phrase after the noun phrase's head: the
 #: phrase is cut there ("a billing company hired by the clinic" -> "billing company").
 CLAUSE_WORDS = frozenset(

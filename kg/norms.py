@@ -9,7 +9,8 @@ the reading came from (``rules``, ``llm:<model>``, ``editor:<name>``) with its v
 The rules annotator reads deontic cues (``ontologies/norm_cues.json``) in a paragraph's own text
 and heading; a paragraph with no cue of its own inherits its nearest ancestor's reading, as
 "(i) To the individual;" inherits "A covered entity is permitted to use or disclose protected
-health information as follows:". It also reads and writes the paper's JSON format.
+health information as follows:". The flow's sender, recipient and information are read with the
+patterns of ``ontologies/norm_parts.json``. It also reads and writes the paper's JSON format.
 """
 
 from __future__ import annotations
@@ -139,29 +140,17 @@ class Cues:
 
 
 _EXCEPTIONS = re.compile(r"\bexcept(?:ions?)?\b[^.]*[:—]\s*$|^\s*exceptions?\b", re.I)
-_ACTOR = re.compile(
-    r"(?:^|[,;:]\s*|\bthat\s+|\bwhich\s+)(?P<actor>(?:a|an|the|any|such)\s+[\w'’ -]{2,80}?)\s+"
-    r"(?:may|must|shall|is permitted|is required|that has|that is|is not)\b",
-    re.I,
-)
-_RECIPIENT = re.compile(
-    r"\b(?:disclose|disclosed|disclosures?|provide|release|report|make available)\b[^.;]*?\bto\s+"
-    r"(?P<who>(?:a|an|the|any|other|such|members? of the)?\s*[\w'’ -]{2,60}?)"
-    r"(?=[,;.:()]|\s+(?:for|if|who|that|when|as|in|under|to|with|about|pursuant)\b|$)",
-    re.I,
-)
-_LEAD_TO = re.compile(
-    r"^\s*to\s+(?P<who>(?:a|an|the|any|other)?\s*[\w'’ -]{2,60}?)"
-    r"(?=[,;.:]|\s+(?:for|if|who|that|when|as|in|under|with)\b|$)",
-    re.I,
-)
-_INFO = re.compile(
-    r"\b(?:electronic )?protected health information\b|\bpsychotherapy notes\b"
-    r"|\bgenetic information\b|\blimited data set\b|\bde-identified (?:information|data)\b"
-    r"|\bsummary health information\b"
-    r"|\bindividually identifiable health information\b|\bhealth information\b",
-    re.I,
-)
+
+
+def parts_path() -> Path:
+    return Path(str(resources.files("privacy_checklist.ontologies") / "norm_parts.json"))
+
+
+_PARTS = json.loads(parts_path().read_text(encoding="utf-8"))
+_ACTOR = re.compile(_PARTS["sender"], re.I)
+_RECIPIENT = re.compile(_PARTS["recipient"], re.I)
+_LEAD_TO = re.compile(_PARTS["recipient_lead"], re.I)
+_INFO = re.compile("|".join(_PARTS["information"]), re.I)
 
 
 class RulesAnnotator:

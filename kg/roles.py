@@ -23,6 +23,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from privacy_checklist.kg import lexicon
 from privacy_checklist.kg.concepts import (
@@ -35,6 +36,9 @@ from privacy_checklist.kg.concepts import (
 )
 from privacy_checklist.kg.definitions import Definitions
 from privacy_checklist.kg.tree import RegulationTree
+
+if TYPE_CHECKING:
+    from privacy_checklist.ingest.wordnet import NounWordNet
 
 REGULATORY = ("regulatory", "program")
 #: Definitions that define a party: "X means a person ...", "X means an agency ...".
@@ -69,17 +73,17 @@ def role_id(name: str) -> str:
     return f"role:{name}"
 
 
-def _wordnet():
-    from privacy_checklist.ingest.wordnet import wordnet_ready
+def _wordnet() -> NounWordNet:
+    """WordNet's nouns, from the corpus installed for NLTK (read once per process)."""
+    from privacy_checklist.ingest.wordnet import WordNetMissing, nouns
 
-    if not wordnet_ready():
+    try:
+        return nouns()
+    except WordNetMissing as exc:
         raise RoleGraphError(
             "WordNet is not installed for NLTK; run: python -m privacy_checklist.ingest.wordnet "
             "--install (make setup does it in a checkout)"
-        )
-    from nltk.corpus import wordnet
-
-    return wordnet
+        ) from exc
 
 
 def _mentions(tree: RegulationTree, node_id: str, phrases: list[str]) -> bool:

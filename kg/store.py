@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.kg.ids import section_id
 from privacy_checklist.kg.norms import (
     LIST_FIELDS,
     NORM_TYPES,
@@ -612,7 +613,7 @@ class NormStore:
 
         records = self.all()
         out: dict[str, Any] = {}
-        for node in sorted(set(baseline) | set(records), key=lambda n: (n.split("(")[0], n)):
+        for node in sorted(set(baseline) | set(records), key=lambda n: (section_id(n) or n, n)):
             record = records.get(node) or Record(
                 baseline[node], "machine", 0, "", baseline[node].provenance
             )

@@ -3,7 +3,9 @@
 Every paragraph id of the eCFR pages is exactly one :class:`Node`. A paragraph hangs under the
 nearest existing ancestor its id names (``160.103(Business associate)(1)(i)`` has no ``(1)``,
 so it hangs under ``160.103(Business associate)``); every such repair, and every place where
-the page's layout disagrees with its ids, is recorded as an :class:`Anomaly`.
+the page's layout disagrees with its ids, is recorded as an :class:`Anomaly`. Ids are read with
+:class:`~privacy_checklist.kg.ids.RegId`; searching the tree by id, heading or words, and the ids
+to suggest for one that names no node, are :mod:`privacy_checklist.kg.search`.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from privacy_checklist.ingest.ecfr import PartPage, RawNode, split_labels
+from privacy_checklist.ingest.ecfr import PartPage, RawNode
 from privacy_checklist.ingest.markers import label_kind_ok
+from privacy_checklist.kg.ids import ROOT, RegId
 
-ROOT_ID = "HIPAA"
+ROOT_ID = ROOT
 KINDS = ("root", "part", "subpart", "section", "appendix", "paragraph")
 
 
@@ -42,9 +45,7 @@ class Node:
         if self.kind == "root":
             return "HIPAA (45 CFR Parts 160, 162 and 164)"
         if self.kind in ("part", "subpart", "appendix"):
-            name = (
-                "Subpart " + self.id.split(" Subpart ")[-1] if self.kind == "subpart" else self.id
-            )
+            name = f"Subpart {RegId.parse(self.id).subpart}" if self.kind == "subpart" else self.id
             return name + (f" — {self.title}" if self.title else "")
         if self.kind == "section":
             return f"§ {self.id} {self.title or ''}".rstrip()
@@ -113,11 +114,16 @@ class RegulationTree:
             yield from self.descendants(child)
 
     def section_of(self, node_id: str) -> Node | None:
-        """The section (or appendix) a node belongs to; None above section level."""
-        for node in reversed(self.path(node_id)):
-            if node.kind in ("section", "appendix"):
-                return node
-        return None
+        """The section (or appendix) a node belongs to; None above section level.
+
+        Raises:
+            KeyError: no node ``node_id``.
+        """
+        node = self[node_id]
+        if node.kind == "appendix":
+            return node
+        section = RegId.parse(node_id).section
+        return self.nodes.get(section) if section is not None else None
 
     def ancestor_of_kind(self, node_id: str, kind: str) -> Node | None:
         return next((n for n in reversed(self.path(node_id)) if n.kind == kind), None)
@@ -150,28 +156,38 @@ class RegulationTree:
             lines.append("  " * (node.depth - base) + f"{node.heading_line()} {node.text}".strip())
         return "\n".join(line for line in lines if line)
 
-    def resolve_labels(self, section: str, labels: Sequence[str]) -> tuple[str | None, bool]:
-        """The node for a section and a label path, or its nearest existing ancestor.
+    def resolve(self, wanted: RegId) -> tuple[str | None, bool]:
+        """The node an id names, or its nearest existing ancestor within its section.
 
         Returns:
-            (node id or None, exact) where ``exact`` is False when only an ancestor below the
-            section exists. None when not even the section exists.
+            (node id or None, exact) where ``exact`` is False when only an ancestor at or below
+            the section exists; None when the section does not exist. An id above section level
+            (a part, subpart or appendix) resolves only to itself.
         """
+        if wanted.section is None:
+            return (str(wanted), True) if str(wanted) in self.nodes else (None, False)
+        if wanted.section not in self.nodes:
+            return None, False
+        return nearest_existing(self.nodes, wanted)
+
+    def resolve_labels(self, section: str, labels: Sequence[str]) -> tuple[str | None, bool]:
+        """:meth:`resolve` for a section's id and a label path (a unit that is no section,
+        as the appendix, holds no paragraphs: it is its own nearest ancestor)."""
         if section not in self.nodes:
             return None, False
-        return nearest_existing(self.nodes, section, labels)
+        holder = RegId.parse(section)
+        if holder.section is None:
+            return section, not labels
+        return nearest_existing(self.nodes, holder.child(*labels))
 
 
-def nearest_existing(
-    existing: Container[str], section: str, labels: Sequence[str]
-) -> tuple[str, bool]:
-    """``section(labels...)`` if it exists, else its nearest existing ancestor (the section
-    at worst); the flag says whether the full path exists."""
-    for cut in range(len(labels), -1, -1):
-        candidate = section + "".join(f"({label})" for label in labels[:cut])
-        if candidate in existing:
-            return candidate, cut == len(labels)
-    return section, not labels
+def nearest_existing(existing: Container[str], wanted: RegId) -> tuple[str, bool]:
+    """``wanted`` if it exists, else its nearest existing ancestor, its section at worst (even
+    when ``existing`` lacks it); the flag says whether ``wanted`` itself exists."""
+    found = wanted.nearest(existing)
+    if found is not None and found.section is not None:
+        return str(found), found == wanted
+    return wanted.section or str(wanted), not wanted.labels
 
 
 def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
@@ -193,13 +209,16 @@ def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
             if node.kind != "paragraph":
                 parents[node.id] = node.dom_parent or ROOT_ID
                 continue
-            section, labels = split_labels(node.id)
-            parent, exact = nearest_existing(raw, section, labels[:-1])
+            paragraph = RegId.parse(node.id)
+            labels = list(paragraph.labels)
+            above = paragraph.parent
+            if above is None or paragraph.section is None:
+                raise ValueError(f"the paragraph id {node.id!r} names no section")
+            parent, exact = nearest_existing(raw, above)
             parents[node.id] = parent
             if not exact:
-                missing = section + "".join(f"({label})" for label in labels[:-1])
                 anomalies.append(
-                    Anomaly(node.id, "skipped-level", f"no {missing}; attached to {parent}")
+                    Anomaly(node.id, "skipped-level", f"no {above}; attached to {parent}")
                 )
             if not node.term and labels and not node.flat and not label_kind_ok(labels):
                 anomalies.append(

@@ -6,37 +6,44 @@ sender is the nearest party mentioned before the verb, its recipient the first p
 information ("Jane's records"), its information the first information type the attribute
 graph finds in the sentence, its purpose and consent the first cues of the sentence (lexicons
 kept as data with the norms' cues). Every part carries the character span it came from.
-Parties are read with the role graph's resolver; information with the attribute graph's.
+Parties are read with the role graph's resolver; information with the attribute graph's. The
+verbs, titles, abbreviations and consent patterns are data: ``reasoning/data/flow_cues.json``.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from privacy_checklist.kg import lexicon
 from privacy_checklist.kg.attributes import information_type
+from privacy_checklist.kg.lexicon import FUNCTION_WORDS
 from privacy_checklist.kg.norms import Cues
-from privacy_checklist.retrieval.text import STOP_WORDS as FUNCTION_WORDS
 
-DISCLOSURE = re.compile(
-    r"\b(?:disclos(?:e|es|ed|ing)|shar(?:e|es|ed|ing)|sent|send(?:s|ing)?|provid(?:e|es|ed|ing)|"
-    r"releas(?:e|es|ed|ing)|gave|giv(?:e|es|ing)|fax(?:es|ed|ing)?|e-?mail(?:s|ed|ing)?|"
-    r"report(?:s|ed|ing)?|told|tell(?:s|ing)?|inform(?:s|ed|ing)?|notif(?:y|ies|ied)|"
-    r"forward(?:s|ed|ing)?|transmit(?:s|ted|ting)?|post(?:s|ed|ing)?|publish(?:es|ed|ing)?|sold|"
-    r"sell(?:s|ing)?|reveal(?:s|ed|ing)?|leak(?:s|ed|ing)?|access(?:es|ed|ing)?|obtain(?:s|ed|ing)?|"
-    r"request(?:s|ed|ing)?|passed)\b",
-    re.I,
-)
-INFORM_VERBS = re.compile(r"^(?:told|tell\w*|inform\w*|notif\w*)$", re.I)
+
+def cues_path() -> Path:
+    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / "flow_cues.json"))
+
+
+_CUES = json.loads(cues_path().read_text(encoding="utf-8"))
+
+
+def _any_of(patterns: list[str]) -> str:
+    return "(?:" + "|".join(patterns) + ")"
+
+
+DISCLOSURE = re.compile(rf"\b{_any_of(_CUES['disclosure_verbs'])}\b", re.I)
+INFORM_VERBS = re.compile(rf"^{_any_of(_CUES['inform_verbs'])}$", re.I)
 #: A sentence ends at . ! or ? before a space or the end, but not after a title or a common
 #: abbreviation ("Dr. Smith sent ...", "Acme Inc. received ...") or an initial ("J. Doe").
 SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
 ABBREVIATION = re.compile(
-    r"(?:\b(?:Dr|Mr|Mrs|Ms|St|Jr|Sr|Inc|Co|Corp|Ltd|No|vs|Lt|Sgt|Rev|Prof|Gov|Dept|e\.g|i\.e)"
-    r"|\b[A-Z])$"
+    rf"(?:\b{_any_of([re.escape(a) for a in _CUES['abbreviations']])}|\b[A-Z])$"
 )
 
 
@@ -88,13 +95,13 @@ def sentences(narrative: str) -> list[tuple[str, int]]:
 
 
 #: Verbs whose grammatical subject receives: "the police obtained the records from Dr. Lee".
-RECEIVE_VERBS = re.compile(r"^(?:access|obtain|request|receiv)\w*$", re.I)
+RECEIVE_VERBS = re.compile(rf"^{_any_of(_CUES['receive_verbs'])}$", re.I)
 #: What a party no HIPAA role fits resolves to ("a reporter", "the landlord").
 OUTSIDE = "no HIPAA role"
 #: Words that may stand inside a party's or an information's name ("Department of Health").
 INNER_WORDS = frozenset({"of", "for", "and", "&"})
 #: "Sarah, a nurse at ..." / "her doctor, Dr. Johnson": a name and the role it is given.
-TITLE = r"(?:Dr|Mr|Mrs|Ms|Officer|Detective|Agent|Nurse)"
+TITLE = _any_of(_CUES["titles"])
 NAME = rf"(?:{TITLE}\.? )?[A-Z][a-z]+(?: [A-Z][a-z]+)?"
 ROLE = r"(?P<role>[a-z][a-z-]*(?: [a-z][a-z-]*){0,3}?)"
 APPOSITIVE = (
@@ -112,20 +119,8 @@ APPOSITIVE = (
 WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 EDGE_WORDS = frozenset({"without", "with", "because", "after", "before", "about", "despite"})
 #: How a narrative states consent (the norms' cues are the regulation's own wording).
-CONSENT = (
-    (
-        "none (without consent)",
-        re.compile(
-            r"without (?:[\w'’]+ ){0,3}(?:consent|authori[sz]ation|permission|knowledge)", re.I
-        ),
-    ),
-    (
-        "authorization",
-        re.compile(
-            r"(?:signed|gave|obtained|with) (?:[\w'’]+ ){0,3}(?:written )?authori[sz]ation", re.I
-        ),
-    ),
-    ("consent", re.compile(r"(?:gave|obtained|with) (?:[\w'’]+ ){0,3}consent", re.I)),
+CONSENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.I)) for name, pattern in _CUES["consent"]
 )
 
 
@@ -261,9 +256,7 @@ class FlowExtractor:
                 role = self.roles.resolve(match.group("role"), 1)
                 if not role:
                     continue
-                name = re.sub(
-                    r"^(?:Dr|Mr|Mrs|Ms|Officer|Detective|Agent|Nurse)\.? ", "", match["name"]
-                )
+                name = re.sub(rf"^{TITLE}\.? ", "", match["name"])
                 for key in (match["name"], name, *name.split()):
                     found.setdefault(key, role[0].target)
         return found

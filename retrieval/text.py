@@ -3,7 +3,8 @@
 "§ 164.512(f)(1)" gives the tokens ``164.512(f)(1)``, ``164.512`` (so a cited section matches its
 paragraphs) and the marker tokens; one-character tokens are kept (the ``a`` of ``(a)`` matters).
 NLTK's Porter stemmer needs no data; NLTK's stop-word list needs a download that is not
-available offline, so the list is kept here (English function words).
+available offline, so the stop words are the English function words of the project's one list
+(``ontologies/stop_words.json``, read by :mod:`privacy_checklist.kg.lexicon`).
 """
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves shall may must also""".split()
-)
+from privacy_checklist.kg.ids import RegId
+from privacy_checklist.kg.lexicon import FUNCTION_WORDS
+
+#: What BM25 drops: every English function word.
+STOP_WORDS = FUNCTION_WORDS
 _TOKEN = re.compile(
     r"\d{3}\.\d{1,4}[a-z]?(?:\([^()\s]{1,8}\))*|\([a-z]{1,4}\)|\([0-9]{1,3}\)|[a-z][a-z'-]*|\d+"
 )
@@ -44,8 +40,8 @@ def tokenize(text: str) -> list[str]:
         token = match.group(0)
         if token[0].isdigit() and "." in token:
             out.append(token)
-            if "(" in token:
-                out.append(token.split("(")[0])
+            if "(" in token:  # a paragraph: its section too
+                out.append(RegId.parse(token).section or token)
         elif token.startswith("("):
             out.append(token)
         elif token not in STOP_WORDS:

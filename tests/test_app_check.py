@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from privacy_checklist.app.cli import DEMO_CASE
+from privacy_checklist.app.samples import DEMO_CASE
 from privacy_checklist.app.ui.pages import check
 from tests.scripted_llm import ScriptedLLM
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from privacy_checklist.app.cli import DEMO_CASE, main
+from privacy_checklist.app.cli import main
+from privacy_checklist.app.samples import DEMO_CASE
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.retrieval.base import MAX_QUERY_CHARS
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -55,3 +57,101 @@ def test_wordnet_is_ready_after_setup() -> None:
 
     names = {s.name() for path in wordnet.synset("surgeon.n.01").hypernym_paths() for s in path}
     assert {"doctor.n.01", "health_professional.n.01", "person.n.01"} <= names
+
+
+# --------------------------------------------------------------------------- the noun reader
+
+SEEDS = Path(__file__).resolve().parents[1] / "ontologies"
+
+
+def seeded_synsets() -> list[str]:
+    """Every synset the role and attribute seeds name."""
+    roles = json.loads((SEEDS / "roles.json").read_text(encoding="utf-8"))
+    attributes = json.loads((SEEDS / "attributes.json").read_text(encoding="utf-8"))
+    names = [
+        anchor["synset"] if isinstance(anchor, dict) else anchor
+        for role in roles["roles"]
+        for anchor in role.get("wordnet", [])
+    ]
+    return names + [name for name, _ in attributes.get("wordnet", [])]
+
+
+def test_noun_reader_reads_what_nltk_reads() -> None:
+    """The graph builds' reader and NLTK agree on every seeded synset and every synset below
+    it: names, lemmas, offsets, relations, hypernym paths, and the senses of each lemma in
+    NLTK's order (which weighs the aliases)."""
+    assert wnsetup.wordnet_ready(), "run: make setup (it installs WordNet for NLTK)"
+    from nltk.corpus import wordnet
+
+    ours = wnsetup.nouns()
+    seen: set[str] = set()
+    stack = [wordnet.synset(name) for name in seeded_synsets()]
+    assert len(stack) > 50
+    while stack:
+        theirs = stack.pop()
+        if theirs.name() in seen:
+            continue
+        seen.add(theirs.name())
+        mine = ours.synset(theirs.name())
+        assert (mine.name(), mine.offset(), mine.lemma_names()) == (
+            theirs.name(),
+            theirs.offset(),
+            theirs.lemma_names(),
+        )
+        for relation in ("hypernyms", "instance_hypernyms", "hyponyms", "instance_hyponyms"):
+            expected = sorted(s.name() for s in getattr(theirs, relation)())
+            assert sorted(s.name() for s in getattr(mine, relation)()) == expected, relation
+        assert sorted([s.name() for s in p] for p in mine.hypernym_paths()) == sorted(
+            [s.name() for s in p] for p in theirs.hypernym_paths()
+        )
+        for lemma in theirs.lemma_names():
+            assert [s.name() for s in ours.synsets(lemma, "n")] == [
+                s.name() for s in wordnet.synsets(lemma, "n")
+            ], lemma
+        stack += theirs.hyponyms() + theirs.instance_hyponyms()
+    assert len(seen) > 3000
+    for word in ("surgeons", "women", "glasses", "data", "police", "Medicare", "xqzv"):
+        assert [s.name() for s in ours.synsets(word)] == [
+            s.name() for s in wordnet.synsets(word, "n")
+        ]
+    assert set(ours.all_lemma_names("n")) == set(wordnet.all_lemma_names("n"))
+    with pytest.raises(ValueError, match="only nouns"):
+        ours.synset("run.v.01")
+    with pytest.raises(ValueError, match="no WordNet synset"):
+        ours.synset("surgeon.n.99")
+
+
+@pytest.fixture
+def nltk_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """NLTK's data folders replaced by an empty one (yielded with the real folders); the
+    reader's cache emptied before and after, so each test reads what is installed."""
+    real = wnsetup.nltk_data_paths()
+    folder = tmp_path / "nltk_data"
+    (folder / "corpora").mkdir(parents=True)
+    monkeypatch.setattr(wnsetup, "nltk_data_paths", lambda: [str(tmp_path / "none"), str(folder)])
+    wnsetup.nouns.cache_clear()
+    yield folder, real
+    wnsetup.nouns.cache_clear()
+
+
+def test_noun_reader_reads_nltk_s_zip(nltk_data: tuple[Path, list[str]]) -> None:
+    """``nltk.download`` installs ``corpora/wordnet.zip``; the reader reads it as NLTK does."""
+    folder, real = nltk_data
+    sources = [Path(p) / "corpora" / "wordnet" for p in real]
+    source = next((s for s in sources if (s / "index.noun").is_file()), None)
+    if source is None:
+        pytest.skip("WordNet is installed as a zip here, not as a folder")
+    with zipfile.ZipFile(folder / "corpora" / "wordnet.zip", "w") as archive:
+        for name in ("index.noun", "data.noun", "noun.exc"):
+            archive.write(source / name, f"wordnet/{name}")
+    surgeon = wnsetup.nouns().synset("surgeon.n.01")
+    assert "person.n.01" in {s.name() for path in surgeon.hypernym_paths() for s in path}
+
+
+def test_missing_wordnet_names_the_command(nltk_data: tuple[Path, list[str]]) -> None:
+    from privacy_checklist.kg.roles import RoleGraphError, wordnet_nouns
+
+    with pytest.raises(wnsetup.WordNetMissing):
+        wnsetup.nouns()
+    with pytest.raises(RoleGraphError, match=r"ingest\.wordnet --install"):
+        wordnet_nouns()

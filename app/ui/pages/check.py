@@ -21,26 +21,10 @@ from typing import Any
 
 import streamlit as st
 
-from privacy_checklist.app.cli import DEMO_CASE
+from privacy_checklist.app.samples import DEMO_CASE, SAMPLES
 from privacy_checklist.app.ui import common
 from privacy_checklist.reasoning.methods import OFFLINE_METHODS
 
-# Short sample narratives of our own (not taken from the court cases), one per kind of verdict.
-SAMPLES: dict[str, str] = {
-    "A surgeon emails records to a police detective": DEMO_CASE,
-    "A health plan tells an employer about an HIV test": (
-        "A health plan disclosed a member's HIV test results to her employer, who had asked for "
-        "them, without her written authorization."
-    ),
-    "A pharmacy sends a prescription history to a doctor": (
-        "Northside Pharmacy faxed a patient's prescription history to her primary care physician "
-        "so that the physician could adjust her blood pressure treatment."
-    ),
-    "A neighbour hears about a broken leg": (
-        "Sam told his neighbour over the garden fence that he had broken his leg skiing last "
-        "winter."
-    ),
-}
 PART_KINDS = ("sender", "recipient", "subject", "information", "purpose", "consent", "verb")
 PART_COLORS = {
     "sender": "#ffc078",

@@ -2,12 +2,13 @@
 the definitions of the terms it uses and its norm annotation.
 
 The unit shown is ``?node=ID`` (``/regulation?node=164.502(a)``), so every
-:func:`common.node_link` in the app lands here; browsing and search set it too.
+:func:`common.node_link` in the app lands here; browsing and search set it too. Search and the
+ids suggested for an unknown one are the knowledge base's (:mod:`privacy_checklist.kg.search`),
+the same as ``pcheck show`` suggests.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,10 +16,10 @@ import streamlit as st
 
 from privacy_checklist.app.ui import common
 from privacy_checklist.app.views import node_report
-from privacy_checklist.ingest.ecfr import split_labels
-from privacy_checklist.kg.tree import ROOT_ID, Node, nearest_existing
+from privacy_checklist.kg.ids import RegId
+from privacy_checklist.kg.search import SUGGESTIONS, TreeSearch, did_you_mean
+from privacy_checklist.kg.tree import ROOT_ID, Node
 
-MAX_QUERY = 200  # characters of a search (or an unknown id) that are read
 MAX_RESULTS = 25
 MAX_CITED_BY = 40
 DEFINITION_LINES = 12
@@ -56,7 +57,7 @@ def short_label(node: Node) -> str:
     if node.kind == "part":
         return node.id
     if node.kind == "subpart":
-        return "Subpart " + node.id.split(" Subpart ")[-1]
+        return f"Subpart {RegId.parse(node.id).subpart}"
     if node.kind == "section":
         return f"§ {node.id}"
     return node.heading_line()
@@ -97,40 +98,15 @@ def _graph_link(role: str) -> str:
 
 
 @st.cache_resource(show_spinner=False)
-def _haystacks() -> list[tuple[Node, str, str, str]]:
-    """Each unit with its id, heading and text folded for search (built once per server)."""
-    out = []
-    for node in common.kb().tree:
-        heading = " ".join(filter(None, (node.heading_line(), node.title))).lower()
-        out.append((node, node.id.lower(), heading, " ".join(node.text.split()).lower()))
-    return out
+def _finder() -> TreeSearch:
+    """The tree's units folded for search (built once per server)."""
+    return TreeSearch(common.kb().tree)
 
 
 def search(query: str, limit: int | None = None) -> list[Node]:
-    """Units whose id, heading or text match ``query``, best first: the id itself, ids that
-    start with it, the phrase in a heading, the phrase in the text, then every word anywhere."""
-    q = " ".join(query[:MAX_QUERY].split()).strip().lstrip("§").strip().lower()
-    if not q:
-        return []
-    words = q.split()
-    ranked: list[tuple[int, int, Node]] = []
-    for node, node_id, heading, text in _haystacks():
-        if node_id == q:
-            rank = 0
-        elif node_id.startswith(q):
-            rank = 1
-        elif q in heading:
-            rank = 2
-        elif q in text:
-            rank = 3
-        elif all(w in heading or w in text for w in words):
-            rank = 4
-        else:
-            continue
-        ranked.append((rank, node.order, node))
-    ranked.sort(key=lambda item: item[:2])
-    found = [node for _, _, node in ranked]
-    return found[:limit] if limit is not None else found
+    """Units whose id, heading or text match ``query``, best first (see
+    :meth:`~privacy_checklist.kg.search.TreeSearch.search`)."""
+    return _finder().search(query, limit)
 
 
 def _search_panel() -> None:
@@ -200,21 +176,10 @@ def _browse_panel(path: Sequence[Node]) -> None:
 # --------------------------------------------------------------------------- the unit
 
 
-def unknown_suggestions(node_id: str, limit: int = 6) -> list[str]:
-    """Ids close to an unknown one: its nearest existing ancestor, then similar ids."""
-    tree = common.kb().tree
-    raw = node_id[:MAX_QUERY].strip()
-    out: list[str] = []
-    try:
-        section, labels = split_labels(raw)
-    except ValueError:
-        section, labels = raw.split("(", 1)[0].strip(), []
-    if section in tree:
-        out.append(nearest_existing(tree.nodes, section, labels)[0])
-    folded = raw.lower().replace(" ", "")
-    out += [n.id for n in tree if n.id.lower().replace(" ", "") == folded]
-    out += difflib.get_close_matches(raw, list(tree.nodes), n=limit, cutoff=0.6)
-    return list(dict.fromkeys(out))[:limit]
+def unknown_suggestions(node_id: str, limit: int = SUGGESTIONS) -> list[str]:
+    """Ids close to an unknown one, as ``pcheck show`` suggests them (see
+    :func:`~privacy_checklist.kg.search.did_you_mean`)."""
+    return did_you_mean(common.kb().tree, node_id, limit)
 
 
 def _unknown(node_id: str) -> None:

@@ -1,0 +1,94 @@
+"""``pcheck app``: the Streamlit browser, started on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.app.cli.options import (
+    APP_STORE_HELP,
+    index_option,
+    llm_endpoint_options,
+    store_option,
+)
+
+# the options handed to the app as environment variables (folders as absolute paths)
+APP_ENVIRONMENT = (
+    ("PCHECK_KB", "kb"),
+    ("PCHECK_STORE", "store"),
+    ("PCHECK_INDEX", "index"),
+    ("PCHECK_EDITOR", "editor"),
+    ("PCHECK_RUNS", "runs"),
+    ("PCHECK_LLM_BASE_URL", "llm_base_url"),
+    ("PCHECK_LLM_MODEL", "llm_model"),
+)
+ABSOLUTE = ("PCHECK_KB", "PCHECK_RUNS")
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    """Start the Streamlit browser on 127.0.0.1 and wait for it."""
+    import subprocess
+    from importlib import resources
+
+    from privacy_checklist.kg.extras import check
+
+    check("app", "pcheck app (the browser)")
+
+    script = Path(str(resources.files("privacy_checklist.app") / "streamlit_app.py"))
+    env = dict(os.environ)
+    for name, option in APP_ENVIRONMENT:
+        value = getattr(args, option)
+        if value:
+            env[name] = str(Path(value).resolve()) if name in ABSOLUTE else value
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.headless",
+        "true",
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "viewer",
+    ]
+    print(
+        f"privacy-checklist app on http://{args.address}:{args.port}/ (Ctrl-C stops it)",
+        flush=True,
+    )
+    if hasattr(os, "execve"):
+        # become the server: a signal to this process (Ctrl-C, a supervisor's stop) reaches it
+        os.execve(sys.executable, command, env)
+    try:  # pragma: no cover - platforms without exec
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:  # pragma: no cover
+        return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "app",
+        help="the browser: read the law, check a case, validate norms, study an evaluation",
+        description="Start the Streamlit app on 127.0.0.1 (the knowledge base and models load "
+        "once). Editing norms is off unless an editor name is given (--editor or the sidebar).",
+    )
+    p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument("--address", default="127.0.0.1", help="address to listen on (default loopback)")
+    p.add_argument("--editor", metavar="NAME", help="edit norms as NAME (else read-only)")
+    store_option(p, APP_STORE_HELP)
+    index_option(p)
+    p.add_argument(
+        "--runs", metavar="DIR", help="where the Evaluation page looks for run folders (runs/)"
+    )
+    llm_endpoint_options(p, env_hint=False)
+    p.set_defaults(func=cmd_app)

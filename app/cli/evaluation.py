@@ -1,0 +1,213 @@
+"""Measuring and training the reasoning methods: ``pcheck eval`` (verdicts on a case file,
+resumable) and ``pcheck reasoner train`` (the offline reasoner's model)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.app.cli.common import CliError, load_kb, print_json, read_cases
+from privacy_checklist.app.cli.options import cases_option, json_option, limit_option
+from privacy_checklist.app.cli.reasoning import (
+    METHODS_TEXT,
+    build_reasoner,
+    llm_client,
+    method_options,
+    reasoning_index,
+    selected_methods,
+)
+from privacy_checklist.kg import kb as kbmod
+from privacy_checklist.reasoning.methods import OFFLINE_METHODS
+
+
+def cmd_eval_verdicts(args: argparse.Namespace) -> int:
+    """``pcheck eval``: decide every case with each method, log and score the verdicts."""
+    from privacy_checklist.reasoning.evaluate import FolderBusy, RunStats, locked, markdown_table
+
+    methods = selected_methods(args.method)
+    kb = load_kb(args)
+    cases = read_cases(args.cases, command=args.command, limit=args.limit)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: is a file, not a folder; pass --out a folder")
+    client = llm_client(args) if any(m not in OFFLINE_METHODS for m in methods) else None
+    reasoners = {
+        m: build_reasoner(m, kb, reasoning_index(kb, args.index), client, args.k) for m in methods
+    }
+    results: dict[str, dict[str, Any]] = {}
+    stats: dict[str, RunStats] = {}
+    undecided: list[str] = []
+    try:
+        with locked(out):
+            for method, reasoner in reasoners.items():
+                stats[method] = RunStats()
+                results[method], note = _evaluate_method(args, cases, method, reasoner, stats)
+                undecided += [note] if note else []
+            (out / "table.md").write_text(markdown_table(results), encoding="utf-8")
+    except FolderBusy as exc:
+        raise CliError(str(exc)) from exc
+    except KeyboardInterrupt:
+        kept = ", ".join(f"{m} {s.kept} of {len(cases)}" for m, s in stats.items())
+        total = sum(s.kept for s in stats.values())
+        print(
+            f"pcheck eval: interrupted; {total} cases kept in {out} ({kept}); rerun the same "
+            "command to resume: the kept cases are not decided again",
+            file=sys.stderr,
+        )
+        return 130
+    except OSError as exc:
+        if not str(exc.filename or "").startswith(str(out)):
+            raise
+        raise CliError(
+            f"{out}: cannot write the evaluation there ({exc.strerror or exc}); pass --out a "
+            "folder you can write to"
+        ) from exc
+    if args.json:
+        print_json(results if len(results) > 1 else next(iter(results.values())))
+    else:
+        print(markdown_table(results), end="")
+        print(f"Logs, metrics and confusion matrices in {out}")
+    if undecided:
+        raise CliError(
+            "; ".join(undecided) + "; they are not scored: rerun the same command to ask them again"
+        )
+    return 0
+
+
+def _evaluate_method(
+    args: argparse.Namespace, cases: list[Any], method: str, reasoner: Any, stats: dict[str, Any]
+) -> tuple[dict[str, Any], str | None]:
+    """Decide the cases with one method (logged cases reused), write its metrics and confusion
+    matrix; returns the metrics and a note on the cases left undecided, if any."""
+    from tqdm import tqdm
+
+    from privacy_checklist.reasoning.evaluate import confusion_png, metrics, run
+    from privacy_checklist.reasoning.methods import decision_settings
+
+    out = Path(args.out)
+    bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
+    local = method in OFFLINE_METHODS or args.llm_backend == "local"
+    try:
+        records = run(
+            cases,
+            method,
+            lambda text, r=reasoner: r.check(text).to_json(),
+            out,
+            bar.update,
+            workers=1 if local else max(1, args.parallel),
+            settings=decision_settings(reasoner),
+            stats=stats[method],
+        )
+    finally:
+        bar.close()
+    for note in stats[method].notes:
+        print(f"pcheck eval: {note}", file=sys.stderr)
+    result = metrics(records)
+    (out / f"{method}.metrics.json").write_text(
+        json.dumps(result, indent=2) + "\n", encoding="utf-8"
+    )
+    confusion_png(result, f"{method} on {Path(args.cases).name}", out / f"{method}.confusion.png")
+    if not result["request_failures"]:
+        return result, None
+    first = next((r.get("failure") for r in records if r.get("failure")), "no answer")
+    return result, (
+        f"{result['request_failures']} of {len(records)} cases undecided by {method} ({first})"
+    )
+
+
+def cmd_reasoner_train(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from privacy_checklist.reasoning.offline import MODEL_FILES, data_path, train
+    from privacy_checklist.retrieval.evaluate import read_cases as read_case_list
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    # the shipped machine norms, never a user's store: the model that ships must not depend
+    # on what one machine's editors have changed
+    kb = kbmod.load(args.kb or os.environ.get("PCHECK_KB") or None)
+    cases_dir = Path(args.cases_dir)
+    try:
+        train_cases = read_case_list(cases_dir / "train_generate_cases_hipaa_applicability.csv")
+        val_cases = read_case_list(cases_dir / "val_generate_cases_hipaa_applicability.csv")
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    out = Path(args.out) if args.out else data_path(MODEL_FILES[args.fast])
+    bar = tqdm(
+        total=len(train_cases) + len(val_cases),
+        desc="reading the synthetic cases",
+        unit="case",
+        file=sys.stderr,
+        disable=None,
+    )
+    model = train(
+        kb,
+        RetrievalIndex(kb, embeddings=False),
+        train_cases,
+        val_cases,
+        out,
+        progress=bar.update,
+        embed=not args.fast,
+    )
+    bar.close()
+    print(
+        f"Trained on {model['trained_on']}; chosen {model['params']} on "
+        f"{model['selected_on']}; wrote {out}"
+    )
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="measure a method on a case file: accuracy, macro-F1, per class, confusion",
+        description="Decide every case of a case CSV, logging each to OUT/METHOD.jsonl as it goes "
+        "(stop and rerun: it continues where it was; a logged case is reused only when its "
+        "narrative, gold label, method, parameters, model, prompts and knowledge base are the "
+        "same, and cases whose LLM request failed are asked again), then write "
+        "OUT/METHOD.metrics.json, a confusion-matrix PNG and OUT/table.md (one row per method). "
+        "Gold labels: Permit, Forbid, Not Applicable or a synonym, in any case; unusable rows are "
+        "reported by line. For LLM methods each record holds the prompts, the raw answers and "
+        "the parsed verdict; parse failures count as wrong; cases whose request failed are not "
+        "scored, are counted as request failures, and make the run exit 1. One run at a time "
+        "writes into OUT. " + METHODS_TEXT,
+    )
+    cases_option(p)
+    method_options(p, several=True)
+    p.add_argument("--out", required=True, metavar="DIR")
+    limit_option(p)
+    p.add_argument(
+        "--parallel",
+        type=int,
+        default=4,
+        metavar="N",
+        help="cases decided at once by LLM methods over an endpoint (default 4; the offline "
+        "reasoner and the local backend take one at a time)",
+    )
+    json_option(p, "print the metrics as JSON")
+    p.set_defaults(func=cmd_eval_verdicts)
+
+    group = sub.add_parser(
+        "reasoner",
+        help="the offline reasoner's model",
+        description="Train the offline reasoner's model.",
+    )
+    actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = actions.add_parser(
+        "train",
+        help="fit on the synthetic train cases, choose on the synthetic val cases",
+        description="Fit the offline reasoner on the synthetic train and val cases and choose "
+        "its regularisation by 5-fold cross-validation on them (never on real cases); write the "
+        "model JSON.",
+    )
+    p.add_argument("--cases-dir", default="../shared/data/cases", metavar="DIR")
+    p.add_argument(
+        "--fast",
+        action="store_true",
+        help="the offline-fast model (no sentence embedding: quicker, less accurate)",
+    )
+    p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
+    p.set_defaults(func=cmd_reasoner_train, on_interrupt="nothing was changed")

@@ -1,0 +1,51 @@
+"""The ``pcheck`` argument parser: the global options, then each command group's subcommands,
+registered by its module in the order ``pcheck --help`` lists them."""
+
+from __future__ import annotations
+
+import argparse
+
+from privacy_checklist.app.cli import (
+    annotate,
+    browser,
+    demo,
+    evaluation,
+    graphs,
+    ingest,
+    kb,
+    norms,
+    reasoning,
+    retrieval,
+)
+
+EPILOG = """examples:
+  pcheck stats                          counts of the built-in knowledge base
+  pcheck show "164.502(a)(1)(i)"        a paragraph, its path, references and definitions
+  pcheck define "health care operations" --at "164.506(c)(1)"
+  pcheck ingest --source ../shared/data/hipaa --out my-kb
+  pcheck --kb my-kb export --what tree --format ttl --out hipaa.ttl
+"""
+VERSION = "pcheck 0.1.0"
+# building the knowledge base, reading it, its graphs, retrieval, reasoning, the norms, showing
+GROUPS = (ingest, kb, graphs, retrieval, reasoning, evaluation, annotate, norms, demo, browser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pcheck",
+        description="privacy-checklist: HIPAA as a knowledge graph for Contextual Integrity "
+        "checks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--kb",
+        metavar="DIR",
+        default=None,
+        help="knowledge base directory (default: $PCHECK_KB, else the built-in one)",
+    )
+    parser.add_argument("--version", action="version", version=VERSION)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for group in GROUPS:
+        group.register(sub)
+    return parser

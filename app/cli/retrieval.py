@@ -1,0 +1,135 @@
+"""Finding the norms that bear on a case: ``pcheck search`` and ``pcheck retrieval-eval`` (hit@k,
+recall@k and MRR against the gold regulations of court cases)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.app.cli.common import CliError, load_kb, print_json, read_cases, wrap
+from privacy_checklist.app.cli.options import (
+    cases_option,
+    json_option,
+    limit_option,
+    retrieval_options,
+)
+from privacy_checklist.kg.kb import KnowledgeBase
+from privacy_checklist.retrieval.index import METHODS as RETRIEVAL_METHODS
+
+SHOWN_TEXT = 300  # characters of a hit's paragraph printed
+
+
+def _filters(args: argparse.Namespace) -> Any:
+    from privacy_checklist.retrieval.base import Filters
+
+    return Filters(
+        frozenset(args.norm_type or ()), frozenset(args.part or ()), frozenset(args.section or ())
+    )
+
+
+def _index(args: argparse.Namespace, kb: KnowledgeBase) -> Any:
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    return RetrievalIndex(
+        kb,
+        Path(args.index) if args.index else None,
+        args.chroma_url,
+        args.model_path,
+        embeddings=not args.no_embeddings,
+    )
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from privacy_checklist.retrieval.base import QueryError
+    from privacy_checklist.retrieval.index import IndexUnavailable
+
+    kb = load_kb(args)
+    text = args.text if args.text != "-" else sys.stdin.read()
+    index = _index(args, kb)
+    try:
+        hits = index.search(text, args.method, args.k, _filters(args))
+    except (QueryError, IndexUnavailable) as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        print_json([{**h.to_json(), "text": kb.tree[h.node].text} for h in hits])
+        return 0
+    if not hits:
+        print("no norm matched")
+    norms = index.norms  # what the search ran on: the store's effective view
+    for rank, hit in enumerate(hits, start=1):
+        norm = norms.get(hit.node)
+        kind = norm.norm_type if norm else ""
+        print(f"{rank:>2}. {hit.node:<32} {hit.score:8.4f} {kind:<10} {hit.via}")
+        print(wrap(kb.tree[hit.node].text[:SHOWN_TEXT], "      "))
+    return 0
+
+
+def cmd_eval_retrieval(args: argparse.Namespace) -> int:
+    """``pcheck retrieval-eval``: each method's hits against the cases' gold regulations."""
+    from tqdm import tqdm
+
+    from privacy_checklist.retrieval.evaluate import evaluate as evaluate_retrieval
+
+    kb = load_kb(args)
+    cases = read_cases(args.cases, command=args.command, limit=args.limit, need_label=False)
+    index = _index(args, kb)
+    results = {}
+    for method in args.method.split(","):
+        bar = tqdm(
+            total=sum(1 for c in cases if c.gold),
+            desc=f"{method}",
+            unit="case",
+            file=sys.stderr,
+            disable=None,
+        )
+        results[method] = evaluate_retrieval(
+            cases, lambda q, m=method: [h.node for h in index.search(q, m, args.k)], bar.update
+        )
+        bar.close()
+    if args.json:
+        print_json(results if len(results) > 1 else next(iter(results.values())))
+        return 0
+    for method, r in results.items():
+        print(f"{method}: {r['n']} cases ({r['skipped']} without gold regulations skipped)")
+        for level in ("section", "paragraph"):
+            print(f"  {level:<9} " + "  ".join(f"{k} {v:.3f}" for k, v in r[level].items()))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "search",
+        help="the norms that bear on a case or a question",
+        description="Retrieve norms for TEXT (a case narrative; '-' reads stdin). Methods: bm25 "
+        "(full specification), bm25-text (own text), bm25-rewrite (query plus the law's terms for "
+        "its roles and information), embedding (Chroma), ci-es (annotated roles and information "
+        "types), hybrid (reciprocal rank fusion of them all, then supports and exceptions).",
+    )
+    p.add_argument("text", help="the query, or - for stdin")
+    p.add_argument("--method", choices=RETRIEVAL_METHODS, default="hybrid")
+    json_option(p)
+    p.add_argument("--norm-type", action="append", choices=["permit", "prohibit", "definition"])
+    p.add_argument("--part", action="append", help="restrict to a part: 160, 162 or 164")
+    p.add_argument("--section", action="append", help="restrict to a section, e.g. 164.512")
+    retrieval_options(p)
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser(
+        "retrieval-eval",
+        help="hit@k, recall@k and MRR against the gold regulations of court cases",
+        description="Search each case of a case CSV (../shared/data/cases) and compare the top k "
+        "with its gold regulations, at section and paragraph level; cases with no gold "
+        "regulations are skipped and counted.",
+    )
+    cases_option(p)
+    p.add_argument(
+        "--method",
+        default="hybrid",
+        help=f"one or more of {', '.join(RETRIEVAL_METHODS)}, comma-separated",
+    )
+    limit_option(p)
+    json_option(p)
+    retrieval_options(p)
+    p.set_defaults(func=cmd_eval_retrieval, norm_type=None, part=None, section=None)
