@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from privacy_checklist.kg.citations import CrossRef
+from privacy_checklist.kg.definitions import TermUse
 from privacy_checklist.kg.kb import KnowledgeBase
 
 
@@ -24,10 +26,10 @@ def node_report(kb: KnowledgeBase, node_id: str) -> dict[str, Any]:
                 seen.add(use.definition.node)
                 inherited.append((ancestor.id, use))
 
-    def ref_json(ref: Any) -> dict[str, Any]:
+    def ref_json(ref: CrossRef) -> dict[str, Any]:
         return ref.to_json()
 
-    def definition_json(use: Any, where: str) -> dict[str, Any]:
+    def definition_json(use: TermUse, where: str) -> dict[str, Any]:
         return {
             "term": use.term,
             "in": where,

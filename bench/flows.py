@@ -42,16 +42,19 @@ def main() -> int:
     parser.add_argument("--llm-timeout", type=float, default=60.0, metavar="S")
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
+    from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.reasoning.flows import FlowExtractor, agreement
-    from privacy_checklist.retrieval.evaluate import read_cases
 
     kb = kbmod.load()
-    extractors = {"offline": FlowExtractor(kb.role_resolver(False), kb.attribute_resolver(False))}
+    extractors = {
+        "offline": FlowExtractor(
+            kb.role_resolver(embeddings=False), kb.attribute_resolver(embeddings=False)
+        )
+    }
     if args.llm_backend or args.llm_base_url or args.llm_model:
-        from privacy_checklist.reasoning.llm import LLMError
+        from privacy_checklist.reasoning.llm import LLMError, build_client
         from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
-        from privacy_checklist.reasoning.methods import build_client
 
         try:
             client = build_client(
@@ -64,7 +67,7 @@ def main() -> int:
         except LLMError as exc:
             parser.error(str(exc))
         extractors[client.name] = LLMFlowExtractor(
-            client, kb.role_resolver(False), kb.attribute_resolver(False)
+            client, kb.role_resolver(embeddings=False), kb.attribute_resolver(embeddings=False)
         )
     for name, limit in (("val", args.val_limit), ("train", args.limit)):
         cases = read_cases(args.shared / "cases" / f"{name}_generate_cases_hipaa_applicability.csv")

@@ -72,7 +72,7 @@ def latency(resolver, phrases: list[str]) -> dict[str, float]:
 def gold_fields(kb, shared: Path) -> dict:
     from privacy_checklist.kg.attributes import information_type
 
-    roles, attributes = kb.role_resolver(False), kb.attribute_resolver(False)
+    roles, attributes = kb.role_resolver(embeddings=False), kb.attribute_resolver(embeddings=False)
     counts: dict[str, Counter] = {}
     unmatched: dict[str, Counter] = {}
     mapped: dict[str, Counter] = {}
@@ -132,13 +132,21 @@ def main() -> int:
     label_of = {"roles": lambda m: m.target if m else "none", "attributes": information_type}
     for graph, files in LISTS.items():
         phrases = [r.phrase for f in files for r in read_labels(REPO / "tests" / "data" / f)]
-        plain = kb.role_resolver(False) if graph == "roles" else kb.attribute_resolver(False)
+        plain = (
+            kb.role_resolver(embeddings=False)
+            if graph == "roles"
+            else kb.attribute_resolver(embeddings=False)
+        )
         results["latency"][graph] = latency(plain, phrases)
         start = time.perf_counter()
         from privacy_checklist.kg.embeddings import model
 
         model()
-        with_model = kb.role_resolver(True) if graph == "roles" else kb.attribute_resolver(True)
+        with_model = (
+            kb.role_resolver(embeddings=True)
+            if graph == "roles"
+            else kb.attribute_resolver(embeddings=True)
+        )
         with_model.resolve("zyxqvw")  # and embeds the concept names
         model_s = time.perf_counter() - start
         results["latency"][f"{graph} + embeddings"] = {

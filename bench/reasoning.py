@@ -25,9 +25,9 @@ CASES = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
 
 def child(task: str, shared: Path) -> None:
     start = time.perf_counter()
+    from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.reasoning.offline import OfflineReasoner
-    from privacy_checklist.retrieval.evaluate import read_cases
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     kb = kbmod.load()

@@ -60,15 +60,16 @@ LEG_SETS = {
 
 
 def select(shared: Path) -> None:
+    from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.retrieval.evaluate import evaluate, read_cases
+    from privacy_checklist.retrieval.evaluate import evaluate, gold_ids
     from privacy_checklist.retrieval.hybrid import HybridRetriever
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     kb = kbmod.load()
     index = RetrievalIndex(kb)
     cases = read_cases(shared / "cases" / "train_generate_cases_hipaa_applicability.csv")
-    cases = [c for c in cases if c.gold][:250]
+    cases = [c for c in cases if gold_ids(c)][:250]
     for name, legs in LEG_SETS.items():
         hybrid = HybridRetriever(
             [index.method(leg) for leg in legs], kb.refs_out, kb.norms, index.by_node
@@ -84,9 +85,9 @@ def main() -> int:
     args = run_main(__doc__, 1, "cases", child)
     if args is None:
         return 0
+    from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.kg.embeddings import model
-    from privacy_checklist.retrieval.evaluate import read_cases
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     results: dict = {"build": {}, "latency": {}}

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 import lxml.html
@@ -57,9 +57,10 @@ class RawNode:
 
     id: str
     kind: str
+    _: KW_ONLY
     dom_parent: str | None
     title: str | None
-    text: str
+    text: str = ""
     label: str | None = None
     links: list[Link] = field(default_factory=list)
     flat: bool = False
@@ -99,7 +100,7 @@ def read_source(source: str, timeout: float = 30.0) -> bytes:
         )
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                data = response.read(MAX_BYTES + 1)
+                data: bytes = response.read(MAX_BYTES + 1)
         except urllib.error.HTTPError as exc:
             raise IngestError(
                 f"{source}: the server answered HTTP {exc.code} {exc.reason}"
@@ -335,7 +336,9 @@ class _PageReader:
         title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
         title = re.sub(r"^Subparts?\s+[A-Z–-]+\s*[—-]\s*", "", title)
         node = self.add(
-            RawNode(f"Part {self.part} Subpart {letter}", "subpart", parent.id, title, "")
+            RawNode(
+                f"Part {self.part} Subpart {letter}", "subpart", dom_parent=parent.id, title=title
+            )
         )
         self.walk(el, node)
 
@@ -346,14 +349,16 @@ class _PageReader:
         heading = el.find("h4")
         title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
         title = re.sub(r"^§+\s*[\d.]+[a-z]?\s*", "", title)
-        node = self.add(RawNode(sid, "section", parent.id, title, ""))
+        node = self.add(RawNode(sid, "section", dom_parent=parent.id, title=title))
         self.body(el, node)
 
     def appendix(self, el: etree._Element, parent: RawNode) -> None:
         heading = el.find("h4")
         title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
         name, _, subtitle = title.partition("—")
-        node = self.add(RawNode(name.strip(), "appendix", parent.id, subtitle.strip() or None, ""))
+        node = self.add(
+            RawNode(name.strip(), "appendix", dom_parent=parent.id, title=subtitle.strip() or None)
+        )
         for child in el:
             if not isinstance(child.tag, str) or child.tag == "h4":
                 continue
@@ -384,7 +389,7 @@ class _PageReader:
             else:
                 self.append_block(holder, *render(child))
 
-    def _own(self, p: etree._Element, node_id: str, dom_parent: str, flat: bool) -> RawNode:
+    def _own(self, p: etree._Element, node_id: str, dom_parent: str, *, flat: bool) -> RawNode:
         heading = p.find(".//em[@class='paragraph-heading']")
         title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else None
         term_el = p.find(".//em[@class='paragraph-hierarchy']")
@@ -398,9 +403,9 @@ class _PageReader:
         return RawNode(
             node_id,
             "paragraph",
-            dom_parent,
-            title,
-            text,
+            dom_parent=dom_parent,
+            title=title,
+            text=text,
             label=label,
             links=links,
             flat=flat,
@@ -411,15 +416,21 @@ class _PageReader:
     def div_paragraph(self, el: etree._Element, pid: str, holder: RawNode) -> None:
         first = next((c for c in el if isinstance(c.tag, str) and c.tag == "p"), None)
         if first is not None:
-            node = self.add(self._own(first, pid, holder.id, False))
+            node = self.add(self._own(first, pid, holder.id, flat=False))
         else:
             node = self.add(
-                RawNode(pid, "paragraph", holder.id, None, "", split_labels(pid)[1][-1])
+                RawNode(
+                    pid,
+                    "paragraph",
+                    dom_parent=holder.id,
+                    title=None,
+                    label=split_labels(pid)[1][-1],
+                )
             )
         self.body([c for c in el if c is not first], node)
 
     def flat_paragraph(self, el: etree._Element, pid: str, holder: RawNode) -> None:
-        self.add(self._own(el, pid, holder.id, True))
+        self.add(self._own(el, pid, holder.id, flat=True))
 
 
 def parse_page(html: str, source: str, sha256: str = "") -> PartPage:
@@ -476,7 +487,7 @@ def parse_page(html: str, source: str, sha256: str = "") -> PartPage:
     reader = _PageReader(part, source)
     if title.isupper():
         title = title.capitalize()
-    root = reader.add(RawNode(f"Part {part}", "part", None, title, ""))
+    root = reader.add(RawNode(f"Part {part}", "part", dom_parent=None, title=title))
     reader.walk(part_el, root)
     sections = {n.id for n in reader.nodes if n.kind == "section"}
     missing = [s for s in toc if s not in sections]

@@ -1,18 +1,27 @@
-"""Paragraph markers of the CFR: their kinds, their order, and the depth a marker sits at.
+"""Paragraph markers of the CFR: their kinds and their order.
 
 The CFR nests paragraphs six levels deep: ``(a)`` lower-case letters, ``(1)`` arabic numbers,
 ``(i)`` lower-case roman numerals, ``(A)`` upper-case letters, then italic ``(1)`` and italic
-``(i)``. Three stages, each testable alone (after eregs' regulations-parser): find the markers,
-derive each marker's depth, then build a hierarchy with a stack. The classic trap is a marker
-such as ``(i)``, ``(v)`` or ``(x)``, which is a letter after ``(h)`` / ``(u)`` / ``(w)`` and a
-roman numeral elsewhere; :func:`derive_depths` settles it from the markers around it.
+``(i)``. The eCFR pages give every paragraph its id (``164.502(a)(1)(i)``), so the tree is
+built from those ids (:func:`privacy_checklist.kg.tree.build_tree`), not from markers by
+regulations-parser's marker → depth → stack stages: those need the page's italics, which
+neither the ids nor the parsed page keep. This module answers three questions instead:
+
+- :func:`label_kind_ok`: whether an id's labels are of the kinds their depths call for (a, 1,
+  i, A, 1, i); the tree records a path that is not as a ``marker-kind`` anomaly;
+- :func:`kinds_of`: the kinds a label can be, and none for a defined term's label
+  (``160.103(Business associate)``), which is how citations, definitions and norms tell the two
+  apart;
+- :func:`continue_path`: the full path of an abbreviated citation ("paragraphs (b)(2) and
+  (3)"). The classic trap is a marker such as ``(i)``, ``(v)`` or ``(x)``, which is a letter
+  after ``(h)`` / ``(u)`` / ``(w)`` and a roman numeral elsewhere; it is settled by the marker
+  before it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 LOWER = "lower"  # (a)
 ARABIC = "arabic"  # (1)
@@ -37,15 +46,6 @@ def roman_to_int(text: str) -> int | None:
         value = _ROMAN_VALUES[here]
         total += -value if after and _ROMAN_VALUES[after] > value else value
     return total
-
-
-def int_to_roman(value: int) -> str:
-    """Lower-case roman numeral for 1..39."""
-    if not 1 <= value <= 39:
-        raise ValueError(f"roman numerals are supported from 1 to 39, not {value}")
-    tens, ones = divmod(value, 10)
-    units = ["", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix"]
-    return "x" * tens + units[ones]
 
 
 def _letter_index(text: str) -> int | None:
@@ -87,111 +87,6 @@ def ordinal(marker: str, kind: str) -> int | None:
     if kind in (LOWER, UPPER):
         return _letter_index(marker)
     raise ValueError(f"unknown marker kind {kind!r}; expected one of {LEVELS}")
-
-
-def marker_at(kind: str, position: int) -> str:
-    """The marker text at ``position`` (1-based) of a kind: ``marker_at(ROMAN, 3) == "iii"``."""
-    if kind in (ARABIC, ITALIC_ARABIC):
-        return str(position)
-    if kind in (ROMAN, ITALIC_ROMAN):
-        return int_to_roman(position)
-    letters, index = divmod(position - 1, 26)
-    letter = chr(ord("a") + index) * (letters + 1)
-    return letter.upper() if kind == UPPER else letter
-
-
-def is_successor(previous: str, marker: str, kind: str) -> bool:
-    """True when ``marker`` comes right after ``previous`` in the sequence of ``kind``."""
-    a, b = ordinal(previous, kind), ordinal(marker, kind)
-    return a is not None and b is not None and b == a + 1
-
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """One paragraph marker, as found in text, with its place."""
-
-    text: str
-    italic: bool = False
-    start: int = -1
-    end: int = -1
-
-
-_MARKER_RE = re.compile(r"\((?P<m>[a-z]{1,4}|[A-Z]{1,2}|\d{1,3})\)")
-
-
-def find_markers(text: str) -> list[Marker]:
-    """The run of markers at the start of ``text``: ``"(a)(1)(i) To the"`` gives a, 1, i."""
-    out: list[Marker] = []
-    pos = 0
-    while True:
-        m = _MARKER_RE.match(text, pos)
-        if not m or not kinds_of(m.group("m")):
-            return out
-        out.append(Marker(m.group("m"), False, m.start(), m.end()))
-        pos = m.end()
-
-
-def derive_depths(markers: Sequence[Marker | str]) -> list[int]:
-    """The depth (1..6) of each marker in a sequence of consecutive paragraphs.
-
-    Each marker either goes one level deeper (it must then be the first of the next level's
-    kind: a, 1, i, A), or continues the sequence at a level already open (it must then follow
-    the marker last seen at that level). Where both readings fit, as ``(i)`` after ``(h)(1)``,
-    the next marker decides: ``(ii)`` makes it roman, ``(j)`` or ``(1)`` a letter; without
-    one, continuing the deepest open level wins, then going deeper, then the shallower levels.
-
-    Args:
-        markers: marker texts or :class:`Marker` objects, in document order.
-
-    Returns:
-        One depth per marker, 1-based.
-
-    Raises:
-        ValueError: a marker fits no level (a skipped or unknown marker); the message names it.
-    """
-    items = [m if isinstance(m, Marker) else Marker(m) for m in markers]
-    open_levels: list[str] = []  # marker text last seen at each open level
-    depths: list[int] = []
-    for index, marker in enumerate(items):
-        options = _options(open_levels, marker)
-        if not options:
-            path = "".join(f"({m})" for m in open_levels)
-            raise ValueError(
-                f"marker ({marker.text}) cannot follow {path or 'the start'}: it is neither the "
-                f"next marker of an open level nor the first marker of a new one"
-            )
-        depth = options[0]
-        if len(options) > 1 and index + 1 < len(items):
-            nxt = items[index + 1]
-            fitting = [d for d in options if _options([*open_levels[: d - 1], marker.text], nxt)]
-            depth = fitting[0] if fitting else depth
-        del open_levels[depth - 1 :]
-        open_levels.append(marker.text)
-        depths.append(depth)
-    return depths
-
-
-def _options(open_levels: list[str], marker: Marker) -> list[int]:
-    """Depths ``marker`` can take after the open levels, best first."""
-    kinds = kinds_of(marker.text, marker.italic)
-    deepest = len(open_levels)
-    continuing = [
-        depth
-        for depth in range(deepest, 0, -1)
-        if LEVELS[depth - 1] in kinds
-        and is_successor(open_levels[depth - 1], marker.text, LEVELS[depth - 1])
-    ]
-    options: list[int] = []
-    if continuing and continuing[0] == deepest:
-        options.append(deepest)
-    if (
-        deepest < len(LEVELS)
-        and LEVELS[deepest] in kinds
-        and ordinal(marker.text, LEVELS[deepest]) == 1
-    ):
-        options.append(deepest + 1)
-    options.extend(d for d in continuing if d not in options)
-    return options
 
 
 def continue_path(previous: Sequence[str], chain: Sequence[str]) -> list[str]:

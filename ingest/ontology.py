@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, SKOS
+from rdflib.term import Node
 
 
 class OntologyError(Exception):
@@ -72,6 +73,7 @@ def read_terms(path: Path) -> list[Term]:
     terms: list[Term] = []
     for subject in sorted(classes | individuals, key=str):
         individual = subject in individuals
+        parents: list[Node]
         if individual:
             parents = [
                 o

@@ -195,7 +195,7 @@ def install_from_debian(data_dir: Path, source: Path = DEBIAN_DIR) -> Path:
 
 
 def ensure_wordnet(
-    data_dir: Path | None = None, allow_apt: bool = True, allow_download: bool = True
+    data_dir: Path | None = None, *, allow_apt: bool = True, allow_download: bool = True
 ) -> str:
     """Make WordNet readable by NLTK; returns how it was found or installed."""
     data_dir = data_dir or default_data_dir()

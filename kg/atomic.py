@@ -61,7 +61,7 @@ class OutputRefused(Exception):
         forceable: whether ``force=True`` would replace it.
     """
 
-    def __init__(self, path: Path, reason: str, forceable: bool = True) -> None:
+    def __init__(self, path: Path, reason: str, *, forceable: bool = True) -> None:
         self.path, self.reason, self.forceable = path, reason, forceable
         way_out = "choose another place" + (", or force the replacement" if forceable else "")
         super().__init__(f"{path}: not replaced, {reason}; {way_out}")
@@ -132,7 +132,7 @@ def _signals_held(path: Path) -> Iterator[None]:
 # --------------------------------------------------------------------------- locks and leftovers
 
 
-def _lock(path: Path, blocking: bool = True) -> int | None:
+def _lock(path: Path, *, blocking: bool = True) -> int | None:
     """Open ``path`` (a folder or a file) and take an exclusive ``flock`` on it.
 
     Returns:
@@ -297,6 +297,7 @@ def _refuse_working_folder(target: Path) -> None:
 def check_dir_target(
     target: Path | str,
     replaceable: Callable[[Path], str | None],
+    *,
     force: bool = False,
 ) -> Path:
     """Check, writing nothing, that :func:`replace_dir` may put a folder at ``target``.
@@ -335,8 +336,9 @@ def _check_parents(target: Path) -> None:
 
 def replace_dir(
     target: Path | str,
-    fill: Callable[[Path], None],
+    fill: Callable[[Path], object],
     replaceable: Callable[[Path], str | None],
+    *,
     force: bool = False,
 ) -> Path:
     """Write a folder with ``fill`` and put it at ``target`` in one atomic step.
@@ -355,7 +357,7 @@ def replace_dir(
         OutputRefused: ``target`` holds something else and ``force`` is false.
         OSError: the place cannot be written; ``target`` is then as it was.
     """
-    target = check_dir_target(target, replaceable, force)
+    target = check_dir_target(target, replaceable, force=force)
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_leftovers(target)
     with sigterm_as_interrupt():
@@ -386,7 +388,7 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def replace_file(target: Path | str, fill: Callable[[Path], None]) -> Path:
+def replace_file(target: Path | str, fill: Callable[[Path], object]) -> Path:
     """Write a file with ``fill`` and put it at ``target`` with one rename.
 
     Args:

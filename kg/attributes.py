@@ -7,9 +7,10 @@ data classes and individuals and its GDPR extension), HIPAA's own information ty
 the DPV and OPPO classes they cover, and WordNet synsets whose hyponyms name health
 information (diseases, procedures, tests, drugs, genes).
 
-:func:`resolve_attribute` reads a phrase ("surgery operative report") and returns attribute
-nodes with their paths (→ health record → medical health → health information → ... →
-protected health information); a non-health phrase ("favorite movie") reaches no HIPAA type.
+:func:`attribute_resolver` builds the resolver whose ``resolve`` reads a phrase ("surgery
+operative report") and returns attribute nodes with their paths (→ health record → medical
+health → health information → ... → protected health information); a non-health phrase
+("favorite movie") reaches no HIPAA type.
 """
 
 from __future__ import annotations
@@ -19,11 +20,17 @@ import hashlib
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from privacy_checklist.ingest.ontology import Term, read_terms
 from privacy_checklist.kg import lexicon
-from privacy_checklist.kg.concepts import Concept, ConceptGraph, Match, Resolver, add_synset_tree
+from privacy_checklist.kg.concepts import (
+    Concept,
+    ConceptGraph,
+    Fallback,
+    Match,
+    Resolver,
+    add_synset_tree,
+)
 from privacy_checklist.kg.roles import RoleGraphError, _mentions, _wordnet
 from privacy_checklist.kg.tree import RegulationTree
 
@@ -106,14 +113,14 @@ def build_attribute_graph(
             "dpv:PersonalData",
             "personal data",
             "dpv",
-            ("https://w3id.org/dpv#PersonalData",),
-            "DPV",
+            iris=("https://w3id.org/dpv#PersonalData",),
+            source="DPV",
         )
     )
     for term in terms:
         node_id = term_id(term.iri)
         kind = node_id.split(":")[0]
-        graph.add(Concept(node_id, term.label, kind, (term.iri,), term.source))
+        graph.add(Concept(node_id, term.label, kind, iris=(term.iri,), source=term.source))
         graph.alias(term.label, node_id)
         if kind == "dpv":
             graph.alias(lexicon.normalize(term.label).replace(" ", ""), node_id, 0.9)
@@ -136,7 +143,13 @@ def build_attribute_graph(
         if not _mentions(tree, item["at"], [item["name"], *item.get("aliases", [])[:3]]):
             problems.append(f"information type {item['name']!r} is not named in {item['at']}")
         graph.add(
-            Concept(node_id, item["name"], "hipaa", (), item["at"], tuple(item.get("aliases", [])))
+            Concept(
+                node_id,
+                item["name"],
+                "hipaa",
+                source=item["at"],
+                aliases=tuple(item.get("aliases", [])),
+            )
         )
         for alias in [item["name"], *item.get("aliases", [])]:
             graph.alias(alias, node_id)
@@ -246,7 +259,7 @@ class AttributeResolver(Resolver):
                 [" ".join(phrase.split())[:200], word, *[self.graph.nodes[n].name for n in up]]
             )
         )
-        cued = Match(kind, 0.7, path, word, "cue", True)
+        cued = Match(kind, 0.7, path, word, "cue", reached=True)
         rest = [m for m in matches if m.target != kind]
         return [cued, *rest][:k]
 
@@ -304,7 +317,7 @@ class AttributeResolver(Resolver):
                 path,
                 self.graph.nodes[document].name,
                 best.via,
-                best.reached,
+                reached=best.reached,
             )
         return matches
 
@@ -317,19 +330,14 @@ def information_type(match: Match | None) -> str:
 
 
 def attribute_resolver(
-    graph: ConceptGraph, known_words: frozenset[str] = frozenset(), fallback: Any = None
+    graph: ConceptGraph, known_words: frozenset[str] = frozenset(), fallback: Fallback | None = None
 ) -> AttributeResolver:
     reported = {hipaa_id(name) for name in REPORTED_TYPES}
     return AttributeResolver(
         graph,
         lambda n: n in reported,
-        known_words,
-        fallback,
-        frozenset(graph.provenance.get("generic_heads", [])),
+        known_words=known_words,
+        fallback=fallback,
+        generic_heads=frozenset(graph.provenance.get("generic_heads", [])),
         untargeted=True,
     )
-
-
-def resolve_attribute(resolver: Resolver, phrase: object, k: int = 3) -> list[Match]:
-    """Attribute nodes for ``phrase``, best first, each with its path to a HIPAA type."""
-    return resolver.resolve(phrase, k)

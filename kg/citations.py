@@ -30,7 +30,7 @@ from privacy_checklist.kg.tree import RegulationTree
 PARTS = ("160", "162", "164")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CrossRef:
     """A reference from a node to a node (or to outside text), with the citation's span.
 
@@ -65,7 +65,7 @@ class CrossRef:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unresolved:
     """A citation that names no node of the tree, with its place."""
 
@@ -256,6 +256,13 @@ def _term_key(term: str) -> str:
     return re.sub(r"\s+", " ", term.strip(" “”\"'").lower())
 
 
+def _outside(source: str, start: int, end: int, text: str, *, via: str) -> CrossRef:
+    """A citation of text outside 45 CFR (another title, the U.S. Code, a public law)."""
+    return CrossRef(
+        source=source, target=None, start=start, end=end, text=text, external=True, via=via
+    )
+
+
 def _node_refs(ctx: _Context, source: str, text: str, links: Sequence[Link]) -> None:
     tree = ctx.tree
     link_items: list[tuple[Link, str | None, bool]] = []
@@ -264,32 +271,36 @@ def _node_refs(ctx: _Context, source: str, text: str, links: Sequence[Link]) -> 
         if "cfr" in link.css.split():
             target, external, exact = link_target(link.href, tree)
             if external:
-                ctx.refs.append(
-                    CrossRef(source, None, link.start, link.end, link.text, True, "link")
-                )
+                ctx.refs.append(_outside(source, link.start, link.end, link.text, via="link"))
             elif target is None:
                 ctx.unresolved.append(
                     Unresolved(
-                        source,
-                        link.start,
-                        link.end,
-                        link.text,
-                        f"link to {link.href} names no node",
+                        source=source,
+                        start=link.start,
+                        end=link.end,
+                        text=link.text,
+                        reason=f"link to {link.href} names no node",
                     )
                 )
-            elif exact:
-                ctx.refs.append(
-                    CrossRef(source, target, link.start, link.end, link.text, False, "link", exact)
-                )
             else:
-                # The eCFR's href names no node (``#p-164.504(a)(4)(ii)(g)`` for "164.504(g)"):
-                # the text of the citation may, so this waits for the text to be parsed.
-                pending[link.start] = CrossRef(
-                    source, target, link.start, link.end, link.text, False, "link", False
+                # An inexact href names no node (``#p-164.504(a)(4)(ii)(g)`` for "164.504(g)"):
+                # the text of the citation may, so that one waits for the text to be parsed.
+                ref = CrossRef(
+                    source=source,
+                    target=target,
+                    start=link.start,
+                    end=link.end,
+                    text=link.text,
+                    via="link",
+                    exact=exact,
                 )
+                if exact:
+                    ctx.refs.append(ref)
+                else:
+                    pending[link.start] = ref
             link_items.append((link, target, exact))
         elif link.css.split()[0:1] in (["usc"], ["publ"]):
-            ctx.refs.append(CrossRef(source, None, link.start, link.end, link.text, True, "link"))
+            ctx.refs.append(_outside(source, link.start, link.end, link.text, via="link"))
     taken: list[tuple[int, int]] = []
 
     def free(start: int, end: int) -> bool:
@@ -320,9 +331,7 @@ def _node_refs(ctx: _Context, source: str, text: str, links: Sequence[Link]) -> 
                     continue
                 taken.append((m.start(), m.end()))
                 if not any(k.start < m.end() and m.start() < k.end for k in links):
-                    ctx.refs.append(
-                        CrossRef(source, None, m.start(), m.end(), m.group(0), True, "text")
-                    )
+                    ctx.refs.append(_outside(source, m.start(), m.end(), m.group(0), via="text"))
                 continue
             end = _phrase(ctx, kind, m, source, text, overlaps_link, pending)
             taken.append((m.start(), end))
@@ -357,11 +366,24 @@ def _phrase(
                 continue
             if target in tree:
                 ctx.refs.append(
-                    CrossRef(source, target, m.start(), m.end(), m.group(0), False, "text")
+                    CrossRef(
+                        source=source,
+                        target=target,
+                        start=m.start(),
+                        end=m.end(),
+                        text=m.group(0),
+                        via="text",
+                    )
                 )
             else:
                 ctx.unresolved.append(
-                    Unresolved(source, m.start(), m.end(), m.group(0), f"no {target}")
+                    Unresolved(
+                        source=source,
+                        start=m.start(),
+                        end=m.end(),
+                        text=m.group(0),
+                        reason=f"no {target}",
+                    )
                 )
         return m.end()
 
@@ -430,7 +452,14 @@ def _phrase(
                 stale = pending.pop(link[0].start)
                 item.target, item.exact = text_target
                 ctx.refs.append(
-                    CrossRef(source, item.target, stale.start, stale.end, stale.text, False, "link")
+                    CrossRef(
+                        source=source,
+                        target=item.target,
+                        start=stale.start,
+                        end=stale.end,
+                        text=stale.text,
+                        via="link",
+                    )
                 )
                 continue
         if link is not None:
@@ -449,21 +478,24 @@ def _phrase(
             )
             ctx.unresolved.append(
                 Unresolved(
-                    source, item.start, item.end, phrase_text, f"no node {cited} in {where or '?'}"
+                    source=source,
+                    start=item.start,
+                    end=item.end,
+                    text=phrase_text,
+                    reason=f"no node {cited} in {where or '?'}",
                 )
             )
             continue
         item.target, item.exact = found[0]
         ctx.refs.append(
             CrossRef(
-                source,
-                item.target,
-                item.start,
-                item.end,
-                text[item.start : item.end],
-                False,
-                "text",
-                item.exact,
+                source=source,
+                target=item.target,
+                start=item.start,
+                end=item.end,
+                text=text[item.start : item.end],
+                via="text",
+                exact=item.exact,
             )
         )
     for before, after in itertools.pairwise(items):
@@ -514,7 +546,16 @@ def _expand_range(ctx: _Context, source: str, first: _Item, last: _Item, text: s
     i, j = siblings.index(a.id), siblings.index(b.id)
     span_text = text[first.start : last.end]
     for node_id in siblings[i + 1 : j]:
-        ctx.refs.append(CrossRef(source, node_id, first.start, last.end, span_text, False, "range"))
+        ctx.refs.append(
+            CrossRef(
+                source=source,
+                target=node_id,
+                start=first.start,
+                end=last.end,
+                text=span_text,
+                via="range",
+            )
+        )
 
 
 def _base(node_id: str) -> tuple[str, list[str]]:

@@ -13,12 +13,16 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg import graphml, lexicon, turtle
+
+if TYPE_CHECKING:
+    import networkx
+    import rdflib
 
 NODE_BASE = "https://w3id.org/privacy-checklist/"
 EXCLUDED = "excluded"
@@ -32,6 +36,7 @@ class Concept:
     id: str
     name: str
     kind: str
+    _: KW_ONLY
     iris: tuple[str, ...] = ()
     source: str = ""
     aliases: tuple[str, ...] = ()
@@ -53,6 +58,7 @@ class Edge:
 
     child: str
     parent: str
+    _: KW_ONLY
     relation: str = "is_a"
     source: str = ""
 
@@ -88,11 +94,11 @@ class ConceptGraph:
                 existing.id,
                 existing.name,
                 existing.kind,
-                tuple(dict.fromkeys(existing.iris + concept.iris)),
-                existing.source
+                iris=tuple(dict.fromkeys(existing.iris + concept.iris)),
+                source=existing.source
                 if concept.source in existing.source
                 else f"{existing.source}; {concept.source}".strip("; "),
-                tuple(dict.fromkeys(existing.aliases + concept.aliases)),
+                aliases=tuple(dict.fromkeys(existing.aliases + concept.aliases)),
             )
             self.nodes[concept.id] = merged
             return merged
@@ -109,7 +115,7 @@ class ConceptGraph:
             return
         if self.reaches(parent, child):
             return  # keep the graph acyclic: the reverse inclusion is already there
-        edge = Edge(child, parent, relation, source)
+        edge = Edge(child, parent, relation=relation, source=source)
         self.edges.append(edge)
         # keep the navigation index up to date (rebuilding it per edge made a build quadratic)
         assert self._parents is not None and self._children is not None  # built by parents()
@@ -154,14 +160,16 @@ class ConceptGraph:
         """The shortest path of ids from ``start`` up to the nearest goal node, both included."""
         if start not in self.nodes:
             return None
-        seen = {start: None}
+        seen: dict[str, str | None] = {start: None}  # node -> the node it was reached from
         queue = deque([start])
         while queue:
             node = queue.popleft()
             if is_goal(node):
                 path = [node]
-                while seen[path[-1]] is not None:
-                    path.append(seen[path[-1]])  # type: ignore[arg-type]
+                below = seen[node]
+                while below is not None:
+                    path.append(below)
+                    below = seen[below]
                 return path[::-1]
             for edge in self.parents(node):
                 if edge.parent not in seen:
@@ -207,15 +215,15 @@ class ConceptGraph:
                 row["id"],
                 row["name"],
                 row["kind"],
-                tuple(row["iris"]),
-                row["source"],
-                tuple(row["aliases"]),
+                iris=tuple(row["iris"]),
+                source=row["source"],
+                aliases=tuple(row["aliases"]),
             )
         graph.edges = [Edge(**e) for e in data["edges"]]
         graph.index = {k: [(n, float(w)) for n, w in v] for k, v in data["index"].items()}
         return graph
 
-    def save(self, directory: Path, stem: str, graph_files: bool = True) -> None:
+    def save(self, directory: Path, stem: str, *, graph_files: bool = True) -> None:
         """``STEM.json`` (what :func:`load_graph` reads), and GraphML and Turtle copies."""
         (directory / f"{stem}.json").write_text(
             json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n",
@@ -230,16 +238,16 @@ class ConceptGraph:
     def rows(self) -> tuple[list[graphml.Node], list[graphml.EdgeRow]]:
         """Nodes ``(id, values)`` and edges ``(child, parent, values)`` as ``STEM.graphml``
         and :meth:`to_networkx` hold them."""
-        nodes = [
+        nodes: list[graphml.Node] = [
             (n.id, {"name": n.name, "kind": n.kind, "iris": " ".join(n.iris), "source": n.source})
             for n in self.nodes.values()
         ]
-        edges = [
+        edges: list[graphml.EdgeRow] = [
             (e.child, e.parent, {"relation": e.relation, "source": e.source}) for e in self.edges
         ]
         return nodes, edges
 
-    def to_networkx(self):  # -> networkx.DiGraph
+    def to_networkx(self) -> networkx.DiGraph:
         import networkx as nx
 
         graph = nx.DiGraph(name=self.name)
@@ -273,7 +281,7 @@ class ConceptGraph:
             prop = pc + "partOf" if e.relation == "part_of" else skos + "broader"
             yield self.iri(e.child), prop, turtle.IRI(self.iri(e.parent))
 
-    def to_rdf(self):  # -> rdflib.Graph
+    def to_rdf(self) -> rdflib.Graph:
         return turtle.to_rdflib(
             self.triples(), {"pc": turtle.PREFIXES["pc"], "skos": turtle.PREFIXES["skos"]}
         )
@@ -319,9 +327,9 @@ def add_synset_tree(
                     node_id,
                     synset.lemma_names()[0].replace("_", " ").lower(),
                     "wordnet",
-                    (f"http://wordnet-rdf.princeton.edu/wn30/{synset.offset():08d}-n",),
-                    f"WordNet 3.0 {synset.name()}",
-                    tuple(lemma.replace("_", " ") for lemma in synset.lemma_names()),
+                    iris=(f"http://wordnet-rdf.princeton.edu/wn30/{synset.offset():08d}-n",),
+                    source=f"WordNet 3.0 {synset.name()}",
+                    aliases=tuple(lemma.replace("_", " ") for lemma in synset.lemma_names()),
                 )
             )
             for lemma in synset.lemma_names():
@@ -372,11 +380,16 @@ class Match:
     path: tuple[str, ...]
     matched: str
     via: str
+    _: KW_ONLY
     reached: bool = True  # False: a concept that reaches no target (a non-health attribute)
 
 
 class PhraseError(ValueError):
     """A phrase that is not text."""
+
+
+#: The resolvers' last resort: a phrase to (node id, score) pairs, best first.
+Fallback = Callable[[str], list[tuple[str, float]]]
 
 
 @dataclass
@@ -396,7 +409,7 @@ class Resolver:
     graph: ConceptGraph
     is_target: Callable[[str], bool]
     known_words: frozenset[str] = frozenset()
-    fallback: Callable[[str], list[tuple[str, float]]] | None = None
+    fallback: Fallback | None = None
     generic_heads: frozenset[str] = frozenset()
     untargeted: bool = False
 
@@ -423,7 +436,7 @@ class Resolver:
             if cand.at_head and not decided and " " in cand.text:
                 if any(node == EXCLUDED for node, _ in hits):
                     return []  # a phrase that names a party HIPAA does not cover
-                if not hits and self._known(cand.text.replace(" ", "_")):
+                if not hits and self.knows(cand.text.replace(" ", "_")):
                     return []  # a compound noun of its own ("real estate agent")
             if hits and cand.at_head:
                 decided = True
@@ -435,7 +448,7 @@ class Resolver:
                     self._add(into, node_id, weight * factor, cand.text, "lexicon", phrase)
         if at_head:
             found = at_head
-        elif self._known(head) and not generic_head:
+        elif self.knows(head) and not generic_head:
             found = {}  # the head is a real noun that reaches no target
         else:
             found = elsewhere
@@ -447,7 +460,8 @@ class Resolver:
     def _generic(self, word: str) -> bool:
         return any(form in self.generic_heads for form in lexicon.singulars(word))
 
-    def _known(self, word: str) -> bool:
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (or its singular) is one of ``known_words``: a real English noun."""
         return any(form in self.known_words for form in lexicon.singulars(word))
 
     def _add(
@@ -480,7 +494,7 @@ class Resolver:
                 path,
                 self.graph.nodes[node_id].name,
                 via,
-                reached,
+                reached=reached,
             )
 
     def _top(self, target: str) -> list[str]:
@@ -490,10 +504,6 @@ class Resolver:
             if not ups or ups[0] in chain:
                 return chain
             chain.append(ups[0])
-
-
-def resolve_many(resolver: Resolver, phrases: Iterable[str], k: int = 3) -> list[list[Match]]:
-    return [resolver.resolve(p, k) for p in phrases]
 
 
 def first(values: Sequence[str]) -> str | None:

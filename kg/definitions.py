@@ -28,7 +28,7 @@ SCOPE_CUES: tuple[tuple[str, str], ...] = (
 CASE_SENSITIVE_TERMS = frozenset({"Act", "State", "Secretary", "Respondent", "Party"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Definition:
     """A defined term: its paragraph, its scope (a node id) and its full text."""
 
@@ -296,5 +296,5 @@ def extract_definitions(tree: RegulationTree) -> Definitions:
         scope = _scope_for(tree, node.id, scopes)
         text = definition_text(tree, node.id)
         for form in term_forms(node.label or "", node.text):
-            items.append(Definition(form, node.id, scope, text))
+            items.append(Definition(term=form, node=node.id, scope=scope, text=text))
     return Definitions(items)

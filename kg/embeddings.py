@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import cache
+from typing import Any
 
-from privacy_checklist.kg.concepts import ConceptGraph
+from privacy_checklist.kg.concepts import ConceptGraph, Fallback
 from privacy_checklist.kg.extras import require
 
 THRESHOLD = 0.55
@@ -46,8 +47,9 @@ def model_env(values: Mapping[str, str] = LOAD_ENV) -> Iterator[None]:
 
 
 @cache
-def model():  # -> SentenceTransformer
-    """The bundled all-MiniLM-L6-v2, on the CPU, with no network.
+def model() -> Any:
+    """The bundled all-MiniLM-L6-v2, on the CPU, with no network: a ``SentenceTransformer``
+    (typed ``Any``: the ``embeddings`` extra may be absent).
 
     Raises:
         MissingExtra: the ``embeddings`` extra is not installed.
@@ -59,15 +61,13 @@ def model():  # -> SentenceTransformer
         try:
             from transformers.utils import logging as hf_logging
 
-            hf_logging.disable_progress_bar()
+            hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         except ImportError:  # pragma: no cover - a dependency of sentence-transformers
             pass
         return sentence_transformers.SentenceTransformer(str(minilm.get_model_path()), device="cpu")
 
 
-def embedding_fallback(
-    graph: ConceptGraph, kind: str, threshold: float = THRESHOLD
-) -> Callable[[str], list[tuple[str, float]]]:
+def embedding_fallback(graph: ConceptGraph, kind: str, threshold: float = THRESHOLD) -> Fallback:
     """A fallback comparing a phrase with the names and aliases of ``kind`` nodes."""
     labels: list[tuple[str, str]] = []
     for node in graph.nodes.values():

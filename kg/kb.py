@@ -1,16 +1,28 @@
-"""The knowledge base: a directory holding the tree, its references and its definitions.
+"""The knowledge base: a directory holding the regulation tree, its cross-references and
+definitions, the role and attribute graphs and the machine-annotated norms.
 
-Files (all written together, atomically: a failed or killed build leaves the previous directory
-as it was; see :mod:`privacy_checklist.kg.atomic`):
+The fourteen files :meth:`KnowledgeBase.save` writes (all together, atomically: a failed or
+killed build leaves the previous directory as it was; see :mod:`privacy_checklist.kg.atomic`):
 
 - ``tree.json``: nodes in document order and the anomalies the build repaired;
 - ``references.json``: cross-references and the citations that could not be resolved;
 - ``definitions.json``: defined terms with their node, scope and text;
 - ``provenance.json``: the source pages (URL, "up to date as of" date, sha256) and the builder;
-- ``tree.graphml``: the tree with its references, for graph tools;
-- ``tree.ttl``: the same in RDF, in the vocabulary of ``ontologies/privacy-checklist.ttl``.
+- ``roles.json``, ``attributes.json``: the role and attribute graphs (nodes, edges, the
+  phrase index, and their seeds' and ontologies' provenance), read by
+  :func:`~privacy_checklist.kg.concepts.load_graph`;
+- ``nouns.txt.gz``: WordNet's nouns, so that resolving a phrase needs no WordNet at run time;
+- ``norms.json``: the rules annotator's CI reading of every annotatable paragraph (``pcheck
+  annotate`` rewrites it alone; the editors' edits live in :mod:`~privacy_checklist.kg.store`);
+- ``tree.graphml`` (the tree with its references), ``roles.graphml``, ``attributes.graphml``:
+  for graph tools;
+- ``tree.ttl``, ``roles.ttl``, ``attributes.ttl``: the same in RDF, in the vocabulary of
+  ``ontologies/privacy-checklist.ttl`` (DPV and OPPO IRIs kept).
 
-Only the JSON files are read by :func:`load`; GraphML and Turtle are for other tools.
+:func:`load` reads the first four JSON files; the graphs, the nouns and the norms are read on first
+use. GraphML and Turtle are for other tools and are never read back. A folder built without
+``--ontologies`` holds the tree files (the four JSON, ``tree.graphml``, ``tree.ttl``) alone.
+The retrieval layer keeps its index beside them, in ``index/``.
 """
 
 from __future__ import annotations
@@ -25,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.ingest.ecfr import Link, PartPage
 from privacy_checklist.kg import atomic, graphml, turtle
@@ -37,6 +49,10 @@ from privacy_checklist.kg.embeddings import embedding_fallback
 from privacy_checklist.kg.norms import RULES_VERSION, Norm, RulesAnnotator, annotatable
 from privacy_checklist.kg.roles import build_role_graph, role_resolver, wordnet_nouns
 from privacy_checklist.kg.tree import Anomaly, Node, RegulationTree, build_tree
+
+if TYPE_CHECKING:
+    import networkx
+    import rdflib
 
 FORMAT_VERSION = 1
 BUILDER = "privacy-checklist ingest (format 1)"
@@ -71,9 +87,27 @@ def builtin_path() -> Path:
     return Path(str(resources.files("privacy_checklist.kg") / "builtin"))
 
 
+@dataclass(frozen=True, slots=True)
+class _StoreView:
+    """The store's effective view as last read, and what it was read against."""
+
+    machine: dict[str, Norm]  # the machine annotation it overlays
+    stamp: tuple[Any, ...]  # the store's file as it was (``kg.store.stamp``)
+    norms: dict[str, Norm]
+    validated: int
+
+
 @dataclass
 class KnowledgeBase:
-    """The Privacy Checklist: regulation tree, cross-references, definitions, provenance."""
+    """The Privacy Checklist: regulation tree, cross-references, definitions, provenance, and
+    four parts beside them: the role and attribute graphs, WordNet's nouns and the machine
+    annotation of the norms.
+
+    Each part is held in one place (``_roles``, ``_attributes``, ``_nouns``,
+    ``_machine_norms``): set when the knowledge base is built in memory (:func:`build`,
+    :meth:`write_norms`), otherwise read from :attr:`path` on first use and kept. :meth:`save`
+    writes the parts it holds and copies the others' files from :attr:`path`.
+    """
 
     tree: RegulationTree
     refs: list[CrossRef]
@@ -81,27 +115,26 @@ class KnowledgeBase:
     provenance: dict[str, Any]
     unresolved: list[Unresolved] = field(default_factory=list)
     path: Path | None = None
-    built_roles: ConceptGraph | None = None
-    built_attributes: ConceptGraph | None = None
-    built_nouns: frozenset[str] | None = None
-    built_norms: dict[str, Norm] | None = None
     #: The editors' store whose effective view :attr:`norms` serves (None: the machine
     #: annotation alone). Given explicitly (``load(..., store=PATH)``); never opened otherwise.
     store: Path | None = None
-    _effective: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _roles: ConceptGraph | None = field(default=None, init=False, repr=False, compare=False)
+    _attributes: ConceptGraph | None = field(default=None, init=False, repr=False, compare=False)
+    _nouns: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _machine_norms: dict[str, Norm] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _view: _StoreView | None = field(default=None, init=False, repr=False, compare=False)
 
+    # ---------------------------------------------------------------- norms
     @property
     def machine_norms(self) -> dict[str, Norm]:
         """The machine (rules) annotation of every annotated paragraph, by node id: the
         baseline the editors' store records its versions against (version 0)."""
-        if self.built_norms is not None:
-            return self.built_norms
-        return self._norms_file
-
-    @cached_property
-    def _norms_file(self) -> dict[str, Norm]:
-        data = _read_json(self._graph_file(NORMS_FILE).parent, NORMS_FILE)
-        return {row["node"]: Norm.from_json(row) for row in data["norms"]}
+        if self._machine_norms is None:
+            data = _read_json(self._graph_file(NORMS_FILE).parent, NORMS_FILE)
+            self._machine_norms = {row["node"]: Norm.from_json(row) for row in data["norms"]}
+        return self._machine_norms
 
     @property
     def norms(self) -> dict[str, Norm]:
@@ -123,23 +156,23 @@ class KnowledgeBase:
         from privacy_checklist.kg.store import StoreError, read_effective, stamp
 
         key = stamp(self.store)
-        cached = self._effective
-        if cached is not None and cached[0] is machine and cached[1] == key:
-            return cached[2]
+        last = self._view
+        if last is not None and last.machine is machine and last.stamp == key:
+            return last.norms
         try:
             norms, validated = read_effective(self.store, machine)
         except StoreError as exc:
             raise KnowledgeBaseError(str(exc)) from exc
-        if cached is not None and cached[0] is machine and cached[2] == norms:
-            norms = cached[2]  # the same view: the same object, nothing to re-index
-        self._effective = (machine, key, norms, validated)
+        if last is not None and last.machine is machine and last.norms == norms:
+            norms = last.norms  # the same view: the same object, nothing to re-index
+        self._view = _StoreView(machine, key, norms, validated)
         return norms
 
     def norm_counts(self) -> dict[str, int]:
         """Norms by type as everything reads them (:attr:`norms`), and how many an editor
-        validated in the :attr:`store` (0 without one)."""
+        validated in the :attr:`store` (0 without one). Reads no store but :attr:`store`."""
         norms = self.norms
-        validated = self._effective[3] if self.store is not None and self._effective else 0
+        validated = self._view.validated if self.store is not None and self._view else 0
         counts = Counter(n.norm_type for n in norms.values())
         return {
             "permit": counts["permit"],
@@ -150,7 +183,7 @@ class KnowledgeBase:
 
     @property
     def has_norms(self) -> bool:
-        return self.built_norms is not None or (
+        return self._machine_norms is not None or (
             self.path is not None and (self.path / NORMS_FILE).exists()
         )
 
@@ -159,7 +192,10 @@ class KnowledgeBase:
     ) -> dict[str, Norm]:
         """Annotate paragraphs with the rules annotator (all of Parts 160 and 164, or ``only``)."""
         annotator = RulesAnnotator(
-            self.tree, self.refs_out, self.role_resolver(False), self.attribute_resolver(False)
+            self.tree,
+            self.refs_out,
+            self.role_resolver(embeddings=False),
+            self.attribute_resolver(embeddings=False),
         )
         out: dict[str, Norm] = {}
         for node_id in annotatable(self.tree, only):
@@ -169,7 +205,8 @@ class KnowledgeBase:
         return out
 
     def write_norms(self, norms: dict[str, Norm], directory: Path | None = None) -> Path:
-        """Write ``norms.json`` atomically into the knowledge base directory."""
+        """Write ``norms.json`` atomically into the knowledge base directory; ``norms``
+        become the machine annotation this knowledge base holds."""
         directory = Path(directory or self.path or ".")
         target = directory / NORMS_FILE
         data = {
@@ -179,8 +216,7 @@ class KnowledgeBase:
         }
         text = json.dumps(data, ensure_ascii=False, indent=0) + "\n"
         atomic.replace_file(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        self.built_norms = norms
-        self.__dict__.pop("norms", None)
+        self._machine_norms = norms
         return target
 
     # ---------------------------------------------------------------- role and attribute graphs
@@ -193,35 +229,43 @@ class KnowledgeBase:
 
     @property
     def has_graphs(self) -> bool:
-        if self.built_roles is not None:
+        if self._roles is not None:
             return True
         return self.path is not None and all((self.path / f).exists() for f in GRAPH_FILES)
 
-    @cached_property
+    @property
     def roles(self) -> ConceptGraph:
-        """The role graph (loaded on first use)."""
-        return self.built_roles or load_graph(self._graph_file("roles.json"))
+        """The role graph (read on first use)."""
+        if self._roles is None:
+            self._roles = load_graph(self._graph_file("roles.json"))
+        return self._roles
 
-    @cached_property
+    @property
     def attributes(self) -> ConceptGraph:
-        """The attribute graph (loaded on first use)."""
-        return self.built_attributes or load_graph(self._graph_file("attributes.json"))
+        """The attribute graph (read on first use)."""
+        if self._attributes is None:
+            self._attributes = load_graph(self._graph_file("attributes.json"))
+        return self._attributes
 
-    @cached_property
+    @property
     def nouns(self) -> frozenset[str]:
         """WordNet's nouns: a phrase whose head is one of them but reaches no role is no role."""
-        if self.built_nouns is not None:
-            return self.built_nouns
-        with gzip.open(self._graph_file("nouns.txt.gz"), "rt", encoding="utf-8") as handle:
-            return frozenset(handle.read().split())
+        if self._nouns is None:
+            with gzip.open(self._graph_file("nouns.txt.gz"), "rt", encoding="utf-8") as handle:
+                self._nouns = frozenset(handle.read().split())
+        return self._nouns
 
-    def role_resolver(self, embeddings: bool = False) -> Resolver:
-        """Resolves phrases to regulatory roles (``resolve_role``)."""
+    def role_resolver(self, *, embeddings: bool = False) -> Resolver:
+        """Resolves phrases to regulatory roles
+        (:func:`~privacy_checklist.kg.roles.role_resolver`); ``embeddings`` adds the sentence
+        embedding fallback (the ``embeddings`` extra)."""
         fallback = embedding_fallback(self.roles, "regulatory") if embeddings else None
         return role_resolver(self.roles, self.nouns, fallback)
 
-    def attribute_resolver(self, embeddings: bool = False) -> Resolver:
-        """Resolves phrases to attributes and HIPAA information types (``resolve_attribute``)."""
+    def attribute_resolver(self, *, embeddings: bool = False) -> Resolver:
+        """Resolves phrases to attributes and HIPAA information types
+        (:func:`~privacy_checklist.kg.attributes.attribute_resolver`); ``embeddings`` adds the
+        sentence embedding fallback (the ``embeddings`` extra)."""
         fallback = embedding_fallback(self.attributes, "hipaa") if embeddings else None
         return attribute_resolver(self.attributes, self.nouns, fallback)
 
@@ -254,7 +298,7 @@ class KnowledgeBase:
     def stats(self) -> dict[str, Any]:
         """Counts that describe the knowledge base (what ``pcheck stats`` prints)."""
         nodes = list(self.tree)
-        leaves = sum(1 for n in nodes if not n.children)
+        leaves = len(self.tree.leaves())
         internal_refs = [r for r in self.refs if not r.external]
         return {
             "nodes": len(nodes),
@@ -312,7 +356,7 @@ class KnowledgeBase:
         """Nodes ``(id, values)`` and edges ``(source, target, values)``: the tree (``child``
         edges, parent to child) and references (``cites`` edges), as ``tree.graphml`` and
         :meth:`to_networkx` hold them."""
-        nodes = [
+        nodes: list[graphml.Node] = [
             (
                 n.id,
                 {
@@ -346,7 +390,7 @@ class KnowledgeBase:
         ]
         return nodes, edges
 
-    def to_networkx(self):  # -> networkx.MultiDiGraph
+    def to_networkx(self) -> networkx.MultiDiGraph:
         """The tree and references as a networkx multigraph (:meth:`rows`)."""
         import networkx as nx
 
@@ -403,14 +447,14 @@ class KnowledgeBase:
             yield me, pc + "scope", iri(d.scope)
             yield me, pc + "definitionText", d.text
 
-    def to_rdf(self):  # -> rdflib.Graph
+    def to_rdf(self) -> rdflib.Graph:
         """The tree, references and definitions as an rdflib graph (:meth:`triples`)."""
         return turtle.to_rdflib(
             self.triples(), {"pc": turtle.PREFIXES["pc"], "dct": turtle.PREFIXES["dct"]}
         )
 
     # ---------------------------------------------------------------- saving
-    def save(self, out: Path | str, graph_files: bool = True, force: bool = False) -> Path:
+    def save(self, out: Path | str, *, graph_files: bool = True, force: bool = False) -> Path:
         """Write the knowledge base to ``out``: into a temporary folder, then switched into
         place in one atomic step (see :mod:`privacy_checklist.kg.atomic`), so whatever the
         process dies of, ``out`` holds the previous knowledge base or the new one, complete.
@@ -429,7 +473,7 @@ class KnowledgeBase:
             OSError: ``out`` cannot be written; whatever stood there is left as it was.
         """
         out = atomic.replace_dir(
-            out, lambda tmp: self._write(tmp, graph_files), not_a_knowledge_base, force
+            out, lambda tmp: self._write(tmp, graph_files), not_a_knowledge_base, force=force
         )
         self.path = out
         return out
@@ -483,28 +527,36 @@ class KnowledgeBase:
             {"format": FORMAT_VERSION, "definitions": [d.to_json() for d in self.definitions]},
         )
         dump("provenance.json", self.provenance)
-        if self.built_roles is not None and self.built_attributes is not None:
-            self.built_roles.save(directory, "roles", graph_files)
-            self.built_attributes.save(directory, "attributes", graph_files)
-            nouns = "\n".join(sorted(self.built_nouns or ())) + "\n"
-            (directory / "nouns.txt.gz").write_bytes(gzip.compress(nouns.encode("utf-8"), mtime=0))
-            if self.built_norms is not None:
-                self.write_norms(self.built_norms, directory)
-        elif self.path is not None and self.path != directory:
-            for name in (
-                *GRAPH_FILES,
-                NORMS_FILE,
-                "roles.graphml",
-                "roles.ttl",
-                "attributes.graphml",
-                "attributes.ttl",
-            ):
-                if (self.path / name).exists():
-                    shutil.copy2(self.path / name, directory / name)
+        self._write_parts(directory, graph_files)
         if graph_files:
             nodes, edges = self.rows()
             graphml.write(directory / "tree.graphml", TREE_GRAPH, nodes, edges, multigraph=True)
             turtle.write(directory / "tree.ttl", self.triples())
+
+    def _write_parts(self, directory: Path, graph_files: bool) -> None:
+        """The parts this knowledge base holds, written; the others' files (when it has them)
+        copied from :attr:`path`."""
+        source = self.path if self.path is not None and self.path != directory else None
+
+        def copy(*names: str) -> None:
+            for name in names:
+                if source is not None and (source / name).exists():
+                    shutil.copy2(source / name, directory / name)
+
+        for stem, graph in (("roles", self._roles), ("attributes", self._attributes)):
+            if graph is not None:
+                graph.save(directory, stem, graph_files=graph_files)
+            else:
+                copy(f"{stem}.json", f"{stem}.graphml", f"{stem}.ttl")
+        if self._nouns is not None:
+            nouns = "\n".join(sorted(self._nouns)) + "\n"
+            (directory / "nouns.txt.gz").write_bytes(gzip.compress(nouns.encode("utf-8"), mtime=0))
+        else:
+            copy("nouns.txt.gz")
+        if self._machine_norms is not None:
+            self.write_norms(self._machine_norms, directory)
+        else:
+            copy(NORMS_FILE)
 
 
 def not_a_knowledge_base(directory: Path) -> str | None:
@@ -576,16 +628,16 @@ def load(directory: Path | str | None = None, store: Path | str | None = None) -
         parent = row["parent"]
         depth = 0 if parent is None else nodes[parent].depth + 1
         nodes[row["id"]] = Node(
-            row["id"],
-            row["kind"],
-            parent,
-            row["title"],
-            row["text"],
-            row["label"],
-            depth,
-            order,
-            tuple(children[row["id"]]),
-            tuple(row.get("notes", ())),
+            id=row["id"],
+            kind=row["kind"],
+            parent=parent,
+            title=row["title"],
+            text=row["text"],
+            label=row["label"],
+            depth=depth,
+            order=order,
+            children=tuple(children[row["id"]]),
+            notes=tuple(row.get("notes", ())),
         )
     anomalies = [Anomaly(a["node"], a["kind"], a["detail"]) for a in tree_data.get("anomalies", [])]
     ref_data = _read_json(directory, "references.json")
@@ -604,12 +656,12 @@ def load(directory: Path | str | None = None, store: Path | str | None = None) -
             f"first {missing[0].source} -> {missing[0].target}; rebuild it"
         )
     return KnowledgeBase(
-        RegulationTree(nodes, anomalies),
-        refs,
-        definitions,
-        provenance,
-        unresolved,
-        directory,
+        tree=RegulationTree(nodes, anomalies),
+        refs=refs,
+        definitions=definitions,
+        provenance=provenance,
+        unresolved=unresolved,
+        path=directory,
         store=Path(store) if store is not None else None,
     )
 
@@ -654,15 +706,21 @@ def build(
         ],
         "licence": "US federal regulation text (45 CFR), public domain",
     }
-    kb = KnowledgeBase(tree, refs, definitions, provenance, unresolved)
+    kb = KnowledgeBase(
+        tree=tree,
+        refs=refs,
+        definitions=definitions,
+        provenance=provenance,
+        unresolved=unresolved,
+    )
     if ontologies is not None:
         say("role graph")
-        kb.built_roles = build_role_graph(tree, definitions)
+        kb._roles = build_role_graph(tree, definitions)
         say("attribute graph")
-        kb.built_attributes = build_attribute_graph(tree, ontologies)
-        kb.built_nouns = wordnet_nouns()
+        kb._attributes = build_attribute_graph(tree, ontologies)
+        kb._nouns = wordnet_nouns()
         say("norms")
-        kb.built_norms = kb.annotate_rules()
+        kb._machine_norms = kb.annotate_rules()
     return kb
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import KW_ONLY, dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -115,6 +115,7 @@ class Candidate:
     text: str
     start: int
     end: int
+    _: KW_ONLY
     at_head: bool
     coverage: float
 
@@ -127,7 +128,7 @@ def _trim(words: list[str]) -> list[str]:
     return words
 
 
-def content_words(phrase: str, cut: bool = True) -> list[str]:
+def content_words(phrase: str, *, cut: bool = True) -> list[str]:
     """The words of a normalized phrase, titles expanded, stop words dropped at the edges.
 
     With ``cut``, the phrase ends before a clause or prepositional phrase that follows its
@@ -178,7 +179,7 @@ def candidates(phrase: str, max_words: int = 6) -> Iterator[Candidate]:
     total = len(words)
     if whole and whole != words:
         seen.add(" ".join(whole))
-        yield Candidate(" ".join(whole), 0, len(whole), True, 1.0)
+        yield Candidate(" ".join(whole), 0, len(whole), at_head=True, coverage=1.0)
     for rank, segment in enumerate(segments):
         n = len(segment)
         for i in range(max(0, n - max_words), n):
@@ -187,7 +188,7 @@ def candidates(phrase: str, max_words: int = 6) -> Iterator[Candidate]:
                 continue
             seen.add(text)
             share = (n - i) / (n if len(segments) > 1 else total)
-            yield Candidate(text, i, n, True, share * (1.0 if rank == 0 else 0.85))
+            yield Candidate(text, i, n, at_head=True, coverage=share * (1.0 if rank == 0 else 0.85))
     for segment in segments:
         n = len(segment)
         for j in range(n - 1, 0, -1):
@@ -199,7 +200,7 @@ def candidates(phrase: str, max_words: int = 6) -> Iterator[Candidate]:
                 if text in seen:
                     continue
                 seen.add(text)
-                yield Candidate(text, i, j, False, (j - i) / total)
+                yield Candidate(text, i, j, at_head=False, coverage=(j - i) / total)
 
 
 def keys(text: str) -> list[str]:
@@ -212,11 +213,3 @@ def keys(text: str) -> list[str]:
             if variant not in out:
                 out.append(variant)
     return out
-
-
-def is_text(value: object) -> bool:
-    return isinstance(value, str)
-
-
-def word_set(phrases: Iterable[str]) -> set[str]:
-    return {w for p in phrases for w in normalize(p).split()}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+#: A label: any kind of string (plain text, a ``StrEnum`` member).
+L = TypeVar("L", bound=str)
 
 
-def per_class(confusion: Mapping[str, Mapping[str, int]], labels: Sequence[str]) -> dict[str, Any]:
+def per_class(confusion: Mapping[L, Mapping[L, int]], labels: Sequence[L]) -> dict[str, Any]:
     """Precision, recall, F1 and support of each label, accuracy and macro-F1.
 
     Columns other than ``labels`` (a parse failure) count as wrong predictions. Macro-F1

@@ -18,13 +18,15 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.markers import kinds_of
+from privacy_checklist.kg.citations import CrossRef
+from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.metrics import per_class
 from privacy_checklist.kg.tree import RegulationTree
 
@@ -161,9 +163,9 @@ class RulesAnnotator:
     def __init__(
         self,
         tree: RegulationTree,
-        refs_by_source: dict[str, list[Any]] | None = None,
-        role_resolver: Any = None,
-        attribute_resolver: Any = None,
+        refs_by_source: Mapping[str, Sequence[CrossRef]] | None = None,
+        role_resolver: Resolver | None = None,
+        attribute_resolver: Resolver | None = None,
         cues: Cues | None = None,
     ) -> None:
         self.tree = tree
@@ -216,33 +218,35 @@ class RulesAnnotator:
         consent = self._first(
             texts[:2], lambda t: [n for n, p in self.cues.consent_forms if p.search(t)][:1]
         )
-        own_refs = [r for r in self.refs.get(node_id, []) if not getattr(r, "external", False)]
+        text = self.tree[node_id].text
         relations = tuple(
-            (r.target, self._relation(self.tree[node_id].text, r.start)) for r in own_refs
+            (r.target, self._relation(text, r.start))
+            for r in self.refs.get(node_id, [])
+            if not r.external and r.target is not None
         )
         sender_roles = self._roles(sender)
         recipient_roles = self._roles(recipient)
         return Norm(
-            node_id,
-            kind,
-            tuple(sender),
-            sender_roles,
-            tuple(recipient),
-            recipient_roles,
-            tuple(subject),
-            self._roles(subject),
-            information[0] if information else "",
-            self._info_class(information[0]) if information else "",
-            purpose[0] if purpose else "",
-            consent[0] if consent else "none",
-            "yes" if "individual" in sender_roles else "no",
-            "yes" if "individual" in recipient_roles else "no",
-            tuple(dict.fromkeys(relations)),
+            node=node_id,
+            norm_type=kind,
+            sender=tuple(sender),
+            sender_roles=sender_roles,
+            recipient=tuple(recipient),
+            recipient_roles=recipient_roles,
+            subject=tuple(subject),
+            subject_roles=self._roles(subject),
+            information_type=information[0] if information else "",
+            information_class=self._info_class(information[0]) if information else "",
+            purpose=purpose[0] if purpose else "",
+            consent_form=consent[0] if consent else "none",
+            sender_is_subject="yes" if "individual" in sender_roles else "no",
+            recipient_is_subject="yes" if "individual" in recipient_roles else "no",
+            refs=tuple(dict.fromkeys(relations)),
         )
 
     # helpers --------------------------------------------------------------------------------
     @staticmethod
-    def _first(texts: Iterable[str], find) -> list[str]:
+    def _first(texts: Iterable[str], find: Callable[[str], list[str]]) -> list[str]:
         for text in texts:
             found = find(text)
             if found:
@@ -435,18 +439,3 @@ def to_paper(norm: Norm, tree: RegulationTree) -> dict[str, Any]:
         "provenance": norm.provenance,
         "version": norm.version,
     }
-
-
-def with_provenance(norm: Norm, provenance: str, version: str) -> Norm:
-    return replace(norm, provenance=provenance, version=version)
-
-
-@dataclass
-class NormSet:
-    """Norms by node id."""
-
-    norms: dict[str, Norm] = field(default_factory=dict)
-
-    def counts(self) -> dict[str, int]:
-        c = Counter(n.norm_type for n in self.norms.values())
-        return {t: c[t] for t in NORM_TYPES}

@@ -12,9 +12,9 @@ Built by code, reproducibly, from three sources:
    pharmacist, sheriff, spouse ...) and their hypernyms up to ``person.n.01`` or the
    organisation and group roots.
 
-:func:`resolve_role` returns the regulatory roles a phrase can hold, ranked, each with its path
-(surgeon → doctor → medical practitioner → health professional → health care provider →
-covered entity).
+:func:`role_resolver` builds the :class:`RoleResolver` whose ``resolve`` returns the regulatory
+roles a phrase can hold, ranked, each with its path (surgeon → doctor → medical practitioner →
+health professional → health care provider → covered entity).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from privacy_checklist.kg.concepts import (
     EXCLUDED,
     Concept,
     ConceptGraph,
+    Fallback,
     Match,
     Resolver,
     add_synset_tree,
@@ -40,7 +41,6 @@ from privacy_checklist.kg.tree import RegulationTree
 if TYPE_CHECKING:
     from privacy_checklist.ingest.wordnet import NounWordNet
 
-REGULATORY = ("regulatory", "program")
 #: Definitions that define a party: "X means a person ...", "X means an agency ...".
 PARTY_CUES = re.compile(
     r"^\s*(?:means|is)\s+(?:a|an|any|the)?\s*(?:[\w-]+\s+){0,5}?"
@@ -114,7 +114,7 @@ def build_role_graph(
     graph = ConceptGraph("roles")
     problems: list[str] = []
     not_roles = set(data.get("not_roles", {}).get("terms", []))
-    graph.add(Concept(EXCLUDED, "no HIPAA role", "excluded", (), "ontologies/roles.json"))
+    graph.add(Concept(EXCLUDED, "no HIPAA role", "excluded", source="ontologies/roles.json"))
     for phrase in data.get("excluded", {}).get("phrases", []):
         graph.alias(phrase, EXCLUDED)
 
@@ -128,9 +128,8 @@ def build_role_graph(
                 role_id(name),
                 name,
                 role.get("kind", "regulatory"),
-                (),
-                role["at"],
-                tuple(role.get("aliases", [])),
+                source=role["at"],
+                aliases=tuple(role.get("aliases", [])),
             )
         )
         for alias in [name, *role.get("aliases", [])]:
@@ -143,7 +142,7 @@ def build_role_graph(
         if term.isupper() or len(term) < 4 or not PARTY_CUES.match(rest) or term in not_roles:
             continue
         if role_id(term) not in graph.nodes:
-            graph.add(Concept(role_id(term), term, "regulatory", (), definition.node))
+            graph.add(Concept(role_id(term), term, "regulatory", source=definition.node))
             graph.alias(term, role_id(term))
 
     # 2. inclusions: seeded (checked), then the definitions' own item lists
@@ -224,10 +223,6 @@ def wordnet_nouns() -> frozenset[str]:
     return frozenset(lemma.lower() for lemma in _wordnet().all_lemma_names("n"))
 
 
-def is_role(graph: ConceptGraph, node_id: str) -> bool:
-    return graph.nodes[node_id].kind == "regulatory"
-
-
 class RoleResolver(Resolver):
     """A :class:`Resolver` that also reads delegation: a business associate named together
     with another business associate ("the billing company's coding vendor", "a cloud vendor
@@ -260,13 +255,12 @@ class RoleResolver(Resolver):
 
 
 def role_resolver(
-    graph: ConceptGraph, known_words: frozenset[str] = frozenset(), fallback=None
+    graph: ConceptGraph, known_words: frozenset[str] = frozenset(), fallback: Fallback | None = None
 ) -> Resolver:
     return RoleResolver(
-        graph, lambda n: graph.nodes[n].kind == "regulatory", known_words, fallback, GENERIC_HEADS
+        graph,
+        lambda n: graph.nodes[n].kind == "regulatory",
+        known_words=known_words,
+        fallback=fallback,
+        generic_heads=GENERIC_HEADS,
     )
-
-
-def resolve_role(resolver: Resolver, phrase: object, k: int = 3) -> list[Match]:
-    """The regulatory roles ``phrase`` can hold, best first, each with its path."""
-    return resolver.resolve(phrase, k)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -32,9 +32,9 @@ from privacy_checklist.kg.norms import (
     NORM_TYPES,
     PAPER_TYPES,
     RELATIONS,
-    TO_PAPER,
     Norm,
 )
+from privacy_checklist.kg.tree import RegulationTree
 
 STATUSES = ("machine", "validated", "rejected")
 EDITABLE = (
@@ -118,6 +118,10 @@ class StoreReadOnlyError(StoreError):
 
 
 def default_store_path() -> Path:
+    """The user's store: ``$PCHECK_STORE``, else ``norms.sqlite`` in the user's data folder.
+    What the command line and the browser open when given no ``--store``; nothing in ``kg``
+    opens it by itself (a :class:`~privacy_checklist.kg.kb.KnowledgeBase` reads the store it is
+    given, :class:`NormStore` the file it is given)."""
     env = os.environ.get("PCHECK_STORE")
     if env:
         return Path(env)
@@ -174,6 +178,24 @@ class Record:
     updated_by: str
     comment: str = ""
 
+    @classmethod
+    def machine(cls, norm: Norm) -> Record:
+        """The knowledge base's own annotation of a norm the store does not hold: version 0."""
+        return cls(norm, status="machine", version=0, updated_at="", updated_by=norm.provenance)
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Record:
+        """A record from the columns ``data, status, version, updated_at, updated_by, comment``."""
+        data, status, version, updated_at, updated_by, comment = row
+        return cls(
+            Norm.from_json(json.loads(data)),
+            status=status,
+            version=version,
+            updated_at=updated_at,
+            updated_by=updated_by,
+            comment=comment,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ImportEntry:
@@ -199,7 +221,8 @@ class NormStore:
     """The SQLite store of norm annotations.
 
     Args:
-        path: the store's file (default: :func:`default_store_path`).
+        path: the store's file; nothing here chooses one (the command line and the browser
+            take ``--store``, else :func:`default_store_path`).
         timeout: seconds to wait for another process's write.
         readonly: open only to read (show, history, export, the effective view): nothing is
             created, a missing store reads as empty, and a store on a read-only file system
@@ -211,10 +234,8 @@ class NormStore:
         StoreError: not a norm store, or its folder cannot be created.
     """
 
-    def __init__(
-        self, path: Path | str | None = None, timeout: float = 30.0, *, readonly: bool = False
-    ) -> None:
-        self.path = Path(path) if path is not None else default_store_path()
+    def __init__(self, path: Path | str, timeout: float = 30.0, *, readonly: bool = False) -> None:
+        self.path = Path(path)
         self.timeout = timeout
         self.readonly = readonly
         self.exists = self.path.exists()
@@ -252,10 +273,10 @@ class NormStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             blocker = next((p for p in self.path.parents if p.exists()), None)
-            why = exc.strerror or str(exc)
+            cause = exc.strerror or str(exc)
             if blocker is not None and not blocker.is_dir():
-                why = f"{blocker} is a file, not a folder"
-            raise self._cannot_create(why) from exc
+                cause = f"{blocker} is a file, not a folder"
+            raise self._cannot_create(cause) from exc
         why = _unwritable(self.path) if self.exists else None
         why = why or _unwritable(self.path.parent)
         if why is not None:
@@ -394,7 +415,7 @@ class NormStore:
             row = db.execute(SELECT_ONE, (node,)).fetchone()
         if row is None:
             return None
-        return Record(Norm.from_json(json.loads(row[0])), row[1], row[2], row[3], row[4], row[5])
+        return Record.from_row(row)
 
     def current(self, node: str, baseline: Mapping[str, Norm]) -> Record:
         """The store's record, else the knowledge base's machine norm as version 0."""
@@ -403,7 +424,7 @@ class NormStore:
             return found
         if node not in baseline:
             raise StoreError(f"no norm for {node!r}: it is not an annotated paragraph")
-        return Record(baseline[node], "machine", 0, "", baseline[node].provenance)
+        return Record.machine(baseline[node])
 
     def all(self) -> dict[str, Record]:
         with self._reading() as db:
@@ -411,10 +432,7 @@ class NormStore:
                 "SELECT node, data, status, version, updated_at, updated_by, comment "
                 "FROM annotations"
             ).fetchall()
-        return {
-            r[0]: Record(Norm.from_json(json.loads(r[1])), r[2], r[3], r[4], r[5], r[6])
-            for r in rows
-        }
+        return {r[0]: Record.from_row(r[1:]) for r in rows}
 
     def effective(self, baseline: Mapping[str, Norm]) -> dict[str, Norm]:
         """The norms as everything else reads them: a validated annotation wins, then an
@@ -492,12 +510,10 @@ class NormStore:
     ) -> Record:
         row = db.execute(SELECT_ONE, (node,)).fetchone()
         if row is not None:
-            return Record(
-                Norm.from_json(json.loads(row[0])), row[1], row[2], row[3], row[4], row[5]
-            )
+            return Record.from_row(row)
         if node not in baseline:
             raise StoreError(f"no norm for {node!r}: it is not an annotated paragraph")
-        return Record(baseline[node], "machine", 0, "", baseline[node].provenance)
+        return Record.machine(baseline[node])
 
     def _last_change(self, db: sqlite3.Connection, node: str) -> str:
         last = db.execute(LAST_CHANGE, (node,)).fetchone()
@@ -607,17 +623,17 @@ class NormStore:
         return written
 
     # exchange --------------------------------------------------------------------------------
-    def export(self, baseline: Mapping[str, Norm], tree: Any) -> dict[str, Any]:
+    def export(self, baseline: Mapping[str, Norm], tree: RegulationTree) -> dict[str, Any]:
         """Every norm in the paper's format, with our fields (``ci``) and store state."""
         from privacy_checklist.kg.norms import to_paper
 
         records = self.all()
         out: dict[str, Any] = {}
         for node in sorted(set(baseline) | set(records), key=lambda n: (section_id(n) or n, n)):
-            record = records.get(node) or Record(
-                baseline[node], "machine", 0, "", baseline[node].provenance
+            record = records.get(node) or Record.machine(baseline[node])
+            entry: dict[str, Any] = (
+                to_paper(record.norm, tree) if node in tree else {"node_index": node}
             )
-            entry = to_paper(record.norm, tree) if node in tree else {"node_index": node}
             entry.update(
                 {
                     "status": record.status,
@@ -830,7 +846,3 @@ def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, ImportEn
             raise ImportFileError(f"{where}: {exc}") from exc
         out[node] = ImportEntry(norm, status, str(entry.get("comment") or ""), version)
     return out
-
-
-def to_paper_type(norm_type: str) -> str:
-    return TO_PAPER[norm_type]

@@ -18,15 +18,14 @@ from privacy_checklist.ingest.markers import label_kind_ok
 from privacy_checklist.kg.ids import ROOT, RegId
 
 ROOT_ID = ROOT
-KINDS = ("root", "part", "subpart", "section", "appendix", "paragraph")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Node:
     """One regulation unit, holding its own text (not its children's)."""
 
     id: str
-    kind: str
+    kind: str  # root, part, subpart, section, appendix or paragraph
     parent: str | None
     title: str | None
     text: str
@@ -129,7 +128,7 @@ class RegulationTree:
         return next((n for n in reversed(self.path(node_id)) if n.kind == kind), None)
 
     def leaves(self) -> list[Node]:
-        return [n for n in self.nodes.values() if not n.children]
+        return [n for n in self.nodes.values() if n.is_leaf]
 
     def full_specification(self, node_id: str) -> str:
         """The texts from the root down to the node, one line each: what an annotator reads.
@@ -246,15 +245,12 @@ def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
         children.setdefault(parents[node_id], []).append(node_id)
     nodes: dict[str, Node] = {
         ROOT_ID: Node(
-            ROOT_ID,
-            "root",
-            None,
-            "HIPAA Administrative Simplification",
-            "",
-            None,
-            0,
-            0,
-            tuple(children[ROOT_ID]),
+            id=ROOT_ID,
+            kind="root",
+            parent=None,
+            title="HIPAA Administrative Simplification",
+            text="",
+            children=tuple(children[ROOT_ID]),
         )
     }
     depth = {ROOT_ID: 0}
@@ -262,15 +258,15 @@ def build_tree(pages: Iterable[PartPage]) -> RegulationTree:
         r = raw[node_id]
         depth[node_id] = depth[parents[node_id]] + 1
         nodes[node_id] = Node(
-            node_id,
-            r.kind,
-            parents[node_id],
-            r.title,
-            r.text,
-            r.label,
-            depth[node_id],
-            index,
-            tuple(children[node_id]),
-            tuple(r.notes),
+            id=node_id,
+            kind=r.kind,
+            parent=parents[node_id],
+            title=r.title,
+            text=r.text,
+            label=r.label,
+            depth=depth[node_id],
+            order=index,
+            children=tuple(children[node_id]),
+            notes=tuple(r.notes),
         )
     return RegulationTree(nodes, anomalies)

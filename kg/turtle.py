@@ -19,7 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from os import PathLike
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import rdflib
 
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
@@ -157,7 +160,7 @@ def write(
         handle.write(turtle(triples, prefixes).encode("utf-8", "replace"))
 
 
-def to_rdflib(triples: Iterable[Triple], bind: Mapping[str, str] | None = None) -> Any:
+def to_rdflib(triples: Iterable[Triple], bind: Mapping[str, str] | None = None) -> rdflib.Graph:
     """An rdflib ``Graph`` of ``triples``, with ``bind``'s prefixes bound (default: all of
     :data:`PREFIXES`)."""
     from rdflib import Graph, Literal, URIRef

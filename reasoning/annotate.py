@@ -11,21 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from privacy_checklist.kg.norms import NORM_TYPES, PAPER_TYPES, RELATIONS, Norm
 from privacy_checklist.kg.tree import RegulationTree
 from privacy_checklist.reasoning.llm import LLMClient, Message, Outcome, parse_json_answer
+from privacy_checklist.reasoning.prompting import prompt_text
 
 PROMPT = "annotate_norm.v1.txt"
 YES_NO = ("yes", "no", "not sure")
-
-
-def prompt_text(name: str = PROMPT) -> str:
-    return (resources.files("privacy_checklist.reasoning") / "prompts" / name).read_text(
-        encoding="utf-8"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +68,8 @@ def norm_from_answer(node: str, data: dict[str, Any], model: str, cited: Sequenc
         if key in data and not isinstance(data[key], str | type(None)):
             raise ValueError(f"{key} must be a string")
     return Norm(
-        node,
-        kind,
+        node=node,
+        norm_type=kind,
         sender=_phrases(data.get("sender"), "sender"),
         recipient=_phrases(data.get("recipient"), "recipient"),
         subject=_phrases(data.get("subject"), "subject"),
@@ -85,7 +79,8 @@ def norm_from_answer(node: str, data: dict[str, Any], model: str, cited: Sequenc
         refs=tuple(refs),
         provenance=f"llm:{model}",
         version=PROMPT,
-        **flags,
+        sender_is_subject=flags["sender_is_subject"],
+        recipient_is_subject=flags["recipient_is_subject"],
     )
 
 
@@ -103,7 +98,7 @@ class LLMAnnotator:
         self.tree = tree
         self.refs = refs_by_source
         self.resolve_roles = resolve_roles
-        self.template = prompt_text()
+        self.template = prompt_text(PROMPT)
 
     def messages(self, node: str) -> list[Message]:
         cited = self._cited(node)

@@ -30,19 +30,16 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from privacy_checklist.kg.metrics import per_class
-from privacy_checklist.reasoning.methods import REQUEST_FAILURE
-from privacy_checklist.reasoning.offline import LABELS
-from privacy_checklist.retrieval.evaluate import case_label
+from privacy_checklist.reasoning.verdict import LABELS, PARSE_FAILURE, Label
 
 try:
     import fcntl
 except ImportError:  # not on POSIX: no lock
     fcntl = None  # type: ignore[assignment]
 
-PARSE_FAILURE = "parse_failure"
 LOCK_FILE = ".pcheck-eval.lock"
 
 
@@ -136,7 +133,20 @@ def _changes(before: Any, now: dict[str, Any]) -> list[str]:
 
 def undecided(record: dict[str, Any]) -> bool:
     """No verdict because a request failed (older logs: ``retry`` set)."""
-    return record.get("verdict") == REQUEST_FAILURE or bool(record.get("retry"))
+    return record.get("verdict") == Label.REQUEST_FAILURE or bool(record.get("retry"))
+
+
+class GoldCase(Protocol):
+    """What an evaluation reads of a case (:class:`privacy_checklist.ingest.cases.Case`)."""
+
+    @property
+    def case_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
 
 
 def read_log(path: Path) -> dict[str, dict[str, Any]]:
@@ -192,11 +202,12 @@ def repair_log(path: Path) -> list[str]:
 
 
 def run(
-    cases: Sequence[Any],
+    cases: Sequence[GoldCase],
     method: str,
     decide: Callable[[str], dict[str, Any]],
     out: Path,
-    progress: Callable[[], None] | None = None,
+    progress: Callable[[], object] | None = None,
+    *,
     workers: int = 1,
     settings: dict[str, Any] | None = None,
     stats: RunStats | None = None,
@@ -215,10 +226,14 @@ def run(
         log = out / f"{method}.jsonl"
         stats.notes += repair_log(log)
         done = read_log(log)
-        todo: list[tuple[Any, dict[str, Any]]] = []
+        todo: list[tuple[GoldCase, dict[str, Any]]] = []
         for case in cases:
-            gold = case_label(case.label)
-            inputs = {"narrative": text_digest(case.text), "gold": gold, **(settings or {})}
+            gold = Label.of_case(case.label)
+            inputs = {
+                "narrative": text_digest(case.text),
+                "gold": None if gold is None else gold.value,
+                **(settings or {}),
+            }
             previous = done.get(case.case_id)
             if (
                 previous is not None
@@ -238,7 +253,7 @@ def run(
         lock = threading.Lock()
         with log.open("a", encoding="utf-8") as handle:
 
-            def one(case: Any, inputs: dict[str, Any]) -> None:
+            def one(case: GoldCase, inputs: dict[str, Any]) -> None:
                 result = decide(case.text)
                 record = {
                     "case_id": case.case_id,

@@ -15,15 +15,20 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from privacy_checklist.kg import lexicon
 from privacy_checklist.kg.attributes import information_type
+from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
 from privacy_checklist.kg.norms import Cues
+
+#: A cue lexicon: (name, pattern) pairs, the first found naming what a part resolves to.
+CueList = Iterable[tuple[str, re.Pattern[str]]]
 
 
 def cues_path() -> Path:
@@ -65,7 +70,7 @@ def _phrase_after(text: str, at: int, offset: int) -> Part | None:
     """The noun phrase starting at ``at`` in ``text`` (up to a preposition or clause word), as
     a part resolved to no HIPAA role."""
     words = list(WORD.finditer(text, at))
-    kept = []
+    kept: list[re.Match[str]] = []
     for word in words[:6]:
         lower = word.group(0).lower()
         if kept and (lower in lexicon.CLAUSE_WORDS or lower in EDGE_WORDS or lower == "and"):
@@ -78,7 +83,7 @@ def _phrase_after(text: str, at: int, offset: int) -> Part | None:
     if not kept:
         return None
     start, end = kept[0].start(), kept[-1].end()
-    return Part(text[start:end], start + offset, end + offset, OUTSIDE)
+    return Part(text=text[start:end], start=start + offset, end=end + offset, resolved=OUTSIDE)
 
 
 def sentences(narrative: str) -> list[tuple[str, int]]:
@@ -124,7 +129,7 @@ CONSENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Part:
     """A part of a flow: the words, their span in the narrative, and what they resolve to."""
 
@@ -137,7 +142,7 @@ class Part:
         return {"text": self.text, "start": self.start, "end": self.end, "resolved": self.resolved}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Flow:
     """The Contextual Integrity tuple of one flow of a case."""
 
@@ -165,12 +170,17 @@ class Flow:
         }
 
 
-def _first_cue(cues: Any, text: str, offset: int) -> Part | None:
+def _first_cue(cues: CueList, text: str, offset: int) -> Part | None:
     """The first ``(name, pattern)`` of a lexicon found in ``text``, as a part with its span."""
     for name, pattern in cues:
         match = pattern.search(text)
         if match:
-            return Part(match.group(0), match.start() + offset, match.end() + offset, name)
+            return Part(
+                text=match.group(0),
+                start=match.start() + offset,
+                end=match.end() + offset,
+                resolved=name,
+            )
     return None
 
 
@@ -179,9 +189,10 @@ class FlowExtractor:
 
     def __init__(
         self,
-        role_resolver: Any,
-        attribute_resolver: Any,
+        role_resolver: Resolver,
+        attribute_resolver: Resolver,
         cues: Cues | None = None,
+        *,
         max_words: int = 4,
     ) -> None:
         self.roles = role_resolver
@@ -193,7 +204,8 @@ class FlowExtractor:
         self,
         text: str,
         offset: int,
-        resolver: Any,
+        resolver: Resolver,
+        *,
         reached_only: bool,
         skip: list[Part] | None = None,
         names: dict[str, str] | None = None,
@@ -226,8 +238,7 @@ class FlowExtractor:
                 if (
                     size > 1
                     and not last[0].isupper()
-                    and hasattr(resolver, "_known")
-                    and not resolver._known(last.lower().rstrip("'’s"))
+                    and not resolver.knows(last.lower().rstrip("'’s"))
                 ):
                     continue  # the phrase must end at a noun: not "care physician received"
                 phrase = " ".join(gram)
@@ -235,7 +246,7 @@ class FlowExtractor:
                 written = text[start - offset : end - offset]  # as the narrative writes it
                 known = (names.get(written) or names.get(phrase)) if names else None
                 if known:
-                    found.append(Part(written, start, end, known))
+                    found.append(Part(text=written, start=start, end=end, resolved=known))
                     taken.update(range(i, i + size))
                     continue
                 matches = resolver.resolve(phrase, 1)
@@ -243,7 +254,7 @@ class FlowExtractor:
                     continue
                 if matches[0].via == "cue":
                     continue  # a health word nearby is no information mention
-                found.append(Part(written, start, end, matches[0].target))
+                found.append(Part(text=written, start=start, end=end, resolved=matches[0].target))
                 taken.update(range(i, i + size))
         return sorted(found, key=lambda p: p.start)
 
@@ -270,13 +281,13 @@ class FlowExtractor:
                 re.search(rf"\b{re.escape(name)}\b", narrative) if role == "individual" else None
             )
             if found and (patient is None or found.start() < patient.start):
-                patient = Part(name, found.start(), found.end(), role)
+                patient = Part(text=name, start=found.start(), end=found.end(), resolved=role)
         for text, offset in sentences(narrative):
             verb = DISCLOSURE.search(text)
             if not verb:
                 continue
-            parties = self._mentions(text, offset, self.roles, False, names=names)
-            infos = self._mentions(text, offset, self.attributes, True, parties)
+            parties = self._mentions(text, offset, self.roles, reached_only=False, names=names)
+            infos = self._mentions(text, offset, self.attributes, reached_only=True, skip=parties)
             v_start = verb.start() + offset
             before = [p for p in parties if p.end <= v_start]
             after = [p for p in parties if p.start >= verb.end() + offset]
@@ -314,13 +325,18 @@ class FlowExtractor:
                 subject = patient  # the narrative's patient, where it is first named
             flows.append(
                 Flow(
-                    sender,
-                    recipient,
-                    subject,
-                    infos[0] if infos else None,
-                    _first_cue(self.cues.purposes, text, offset),
-                    _first_cue((*CONSENT, *self.cues.consent_forms), text, offset),
-                    Part(verb.group(0), v_start, verb.end() + offset, "disclosure"),
+                    sender=sender,
+                    recipient=recipient,
+                    subject=subject,
+                    information=infos[0] if infos else None,
+                    purpose=_first_cue(self.cues.purposes, text, offset),
+                    consent=_first_cue((*CONSENT, *self.cues.consent_forms), text, offset),
+                    verb=Part(
+                        text=verb.group(0),
+                        start=v_start,
+                        end=verb.end() + offset,
+                        resolved="disclosure",
+                    ),
                 )
             )
         return flows
@@ -340,7 +356,27 @@ class FlowExtractor:
         )
 
 
-def agreement(extractor: FlowExtractor, cases: list[Any]) -> dict[str, Any]:
+class ReadsFlows(Protocol):
+    """A flow extractor, offline (:class:`FlowExtractor`) or by an LLM
+    (:class:`~privacy_checklist.reasoning.llm_flows.LLMFlowExtractor`)."""
+
+    roles: Resolver
+    attributes: Resolver
+
+    def main_flow(self, narrative: str) -> Flow | None: ...
+
+
+class CaseWithTuple(Protocol):
+    """What :func:`agreement` reads of a case (:class:`privacy_checklist.ingest.cases.Case`)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def characteristics(self) -> str: ...
+
+
+def agreement(extractor: ReadsFlows, cases: Sequence[CaseWithTuple]) -> dict[str, Any]:
     """Share of cases whose main flow's parties and information match the gold CI tuple,
     compared on resolved graph nodes."""
     import ast

@@ -10,6 +10,9 @@ a failed request too, never an answer. Every answer is cached on disk (SQLite) u
 made of the endpoint, the model, the parameters and the messages, so a rerun costs nothing and
 an interrupted run resumes. :meth:`LLMClient.map` runs many requests with a concurrency limit
 and records, for each, the answer or the reason it failed; one failure never loses the others.
+
+What a method needs of a client is :class:`Client`; :func:`build_client` makes one, for an
+endpoint (:class:`LLMClient`) or the local backend (:mod:`privacy_checklist.reasoning.local`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 Message = dict[str, str]
@@ -229,12 +232,12 @@ class DiskCache:
             )
 
 
-def cached_outcome(cache: DiskCache | None, key: str, use_cache: bool = True) -> Outcome | None:
+def cached_outcome(cache: DiskCache | None, key: str, *, use_cache: bool = True) -> Outcome | None:
     """The cached answer to the request ``key`` as an outcome, or None."""
     if not use_cache or cache is None:
         return None
     hit = cache.get(key)
-    return Outcome(key, hit, cached=True) if hit is not None else None
+    return Outcome(key=key, text=hit, cached=True) if hit is not None else None
 
 
 #: What needs the ``llm`` extra, as its error message says.
@@ -292,14 +295,14 @@ class LLMClient:
             }
         )
 
-    def complete(self, messages: Sequence[Message], use_cache: bool = True) -> Outcome:
+    def complete(self, messages: Sequence[Message], *, use_cache: bool = True) -> Outcome:
         """One chat completion; never raises for a failed request (see :class:`Outcome`).
 
         Raises:
             MissingExtra: the answer is not cached and the ``llm`` extra is not installed.
         """
         key = self.key(messages)
-        hit = cached_outcome(self.cache, key, use_cache)
+        hit = cached_outcome(self.cache, key, use_cache=use_cache)
         if hit is not None:
             return hit
         openai = _openai_module()
@@ -318,16 +321,16 @@ class LLMClient:
                 )
                 text = answer_text(response)
                 if not text.strip():
-                    return Outcome(key, None, "empty answer", attempts=attempt)
+                    return Outcome(key=key, text=None, error="empty answer", attempts=attempt)
                 if self.cache is not None:
                     self.cache.put(key, self.config.model, text)
-                return Outcome(key, text, attempts=attempt)
+                return Outcome(key=key, text=text, attempts=attempt)
             except openai.APITimeoutError as exc:
                 last = f"{type(exc).__name__}: {exc.message}"
             except openai.APIConnectionError as exc:
                 refused = _connect_failure(exc)
                 if refused is not None:
-                    return Outcome(key, None, refused, attempts=attempt)
+                    return Outcome(key=key, text=None, error=refused, attempts=attempt)
                 last = f"{type(exc).__name__}: {exc.message}"
             except openai.APIStatusError as exc:
                 said = f"HTTP {exc.status_code}: {exc.message}"
@@ -335,25 +338,27 @@ class LLMClient:
                     last = said
                 else:
                     hint = HINTS.get(exc.status_code, "")
-                    return Outcome(key, None, said + hint, attempts=attempt)
+                    return Outcome(key=key, text=None, error=said + hint, attempts=attempt)
             except NotACompletion as exc:
-                return Outcome(key, None, str(exc), attempts=attempt)
+                return Outcome(key=key, text=None, error=str(exc), attempts=attempt)
             except json.JSONDecodeError as exc:
                 return Outcome(
-                    key,
-                    None,
-                    f"the answer is not JSON, not a chat completion ({exc}; {URL_HINT})",
+                    key=key,
+                    text=None,
+                    error=f"the answer is not JSON, not a chat completion ({exc}; {URL_HINT})",
                     attempts=attempt,
                 )
             except (openai.OpenAIError, ValueError, KeyError, IndexError, TypeError) as exc:
-                return Outcome(key, None, f"{type(exc).__name__}: {exc}", attempts=attempt)
+                return Outcome(
+                    key=key, text=None, error=f"{type(exc).__name__}: {exc}", attempts=attempt
+                )
             if attempt <= self.config.max_retries:
                 self._sleep(self.config.backoff * 2 ** (attempt - 1))
         attempts = self.config.max_retries + 1
         return Outcome(
-            key,
-            None,
-            last if attempts == 1 else f"gave up after {attempts} attempts ({last})",
+            key=key,
+            text=None,
+            error=last if attempts == 1 else f"gave up after {attempts} attempts ({last})",
             attempts=attempts,
         )
 
@@ -373,6 +378,47 @@ class LLMClient:
         with ThreadPoolExecutor(max_workers=max(1, self.config.concurrency)) as pool:
             list(pool.map(run, range(len(requests))))
         return [r for r in results if r is not None]
+
+
+class Client(Protocol):
+    """What a method needs of an LLM: :class:`LLMClient`, or a local backend
+    (:class:`~privacy_checklist.reasoning.local.LocalClient`) with the same two calls."""
+
+    def complete(self, messages: Sequence[Message]) -> Any: ...
+
+    def map(self, requests: Sequence[Sequence[Message]]) -> list[Any]: ...
+
+
+def build_client(
+    backend: str = "openai",
+    base_url: str | None = None,
+    model: str | None = None,
+    **config: Any,
+) -> Client:
+    """An LLM client: ``openai`` (any OpenAI-compatible endpoint, :class:`LLMClient`) or
+    ``local`` (``privacy_checklist.reasoning.local.LocalClient``, when installed).
+
+    Raises:
+        LLMConfigError: not configured, or the local backend is missing or cannot run (its
+        ``problem()``).
+    """
+    if backend == "local":
+        try:
+            from privacy_checklist.reasoning.local import LocalClient
+        except ImportError as exc:
+            raise LLMConfigError(
+                "--llm-backend local needs privacy_checklist.reasoning.local, which cannot be "
+                f"imported here ({exc}); use --llm-backend openai with --llm-base-url and "
+                "--llm-model"
+            ) from exc
+        client = LocalClient.from_options(model=model)
+        problem = client.problem()
+        if problem:
+            raise LLMConfigError(f"--llm-backend local: {problem}")
+        return client
+    if backend != "openai":
+        raise LLMConfigError(f"unknown LLM backend {backend!r}; choose openai or local")
+    return LLMClient(LLMConfig.from_env(base_url, model, **config))
 
 
 def parse_json_answer(text: str) -> dict[str, Any]:

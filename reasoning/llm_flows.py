@@ -18,17 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from privacy_checklist.kg.attributes import information_type
+from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.norms import Cues
-from privacy_checklist.reasoning.flows import CONSENT, Flow, Part
-from privacy_checklist.reasoning.prompting import (
-    Call,
-    Client,
-    Trace,
-    fence,
-    field,
-    json_objects,
-    messages,
-)
+from privacy_checklist.reasoning.flows import CONSENT, CueList, Flow, Part
+from privacy_checklist.reasoning.llm import Client, Message, json_objects
+from privacy_checklist.reasoning.prompting import Call, Trace, fence, field, messages
 
 STEP = "ci_extract"
 MAX_FLOWS = 5
@@ -95,8 +89,8 @@ class LLMFlowExtractor:
     def __init__(
         self,
         client: Client,
-        role_resolver: Any,
-        attribute_resolver: Any,
+        role_resolver: Resolver,
+        attribute_resolver: Resolver,
         cues: Cues | None = None,
     ) -> None:
         self.client = client
@@ -107,7 +101,7 @@ class LLMFlowExtractor:
         self.failures: list[tuple[str, str]] = []
 
     # ---------------------------------------------------------------- asking
-    def messages(self, narrative: str) -> list[dict[str, str]]:
+    def messages(self, narrative: str) -> list[Message]:
         return messages(STEP, case=fence(narrative))
 
     def ask(self, narrative: str, trace: Trace | None = None) -> Call:
@@ -137,14 +131,13 @@ class LLMFlowExtractor:
 
     def flow(self, narrative: str, c: dict[str, str]) -> Flow:
         return Flow(
-            self._party(narrative, c["sender"], c["sender_role"]),
-            self._party(narrative, c["recipient"], c["recipient_role"]),
-            self._party(narrative, c["subject"], c["subject_role"]),
-            self._information(narrative, c["information_type"]),
-            self._cue(narrative, c["purpose"], self.cues.purposes),
-            self._consent(narrative, c["consent"]),
-            None,
-            {"characteristics": c},
+            sender=self._party(narrative, c["sender"], c["sender_role"]),
+            recipient=self._party(narrative, c["recipient"], c["recipient_role"]),
+            subject=self._party(narrative, c["subject"], c["subject_role"]),
+            information=self._information(narrative, c["information_type"]),
+            purpose=self._cue(narrative, c["purpose"], self.cues.purposes),
+            consent=self._consent(narrative, c["consent"]),
+            extra={"characteristics": c},
         )
 
     def extract(self, narrative: str) -> list[Flow]:
@@ -177,8 +170,8 @@ class LLMFlowExtractor:
         for phrase in (name, role):
             start, end = locate(narrative, phrase) if phrase else (-1, -1)
             if start >= 0:
-                return Part(narrative[start:end], start, end, resolved)
-        return Part(name or role, -1, -1, resolved)
+                return Part(text=narrative[start:end], start=start, end=end, resolved=resolved)
+        return Part(text=name or role, start=-1, end=-1, resolved=resolved)
 
     def _information(self, narrative: str, phrase: str) -> Part | None:
         if not phrase:
@@ -186,19 +179,21 @@ class LLMFlowExtractor:
         matches = self.attributes.resolve(phrase, 1)
         start, end = locate(narrative, phrase)
         text = narrative[start:end] if start >= 0 else phrase
-        return Part(text, start, end, information_type(matches[0] if matches else None))
+        resolved = information_type(matches[0] if matches else None)
+        return Part(text=text, start=start, end=end, resolved=resolved)
 
-    def _cue(self, narrative: str, phrase: str, cues: Sequence[Any]) -> Part | None:
+    def _cue(self, narrative: str, phrase: str, cues: CueList) -> Part | None:
         if not phrase:
             return None
         resolved = next((name for name, pattern in cues if pattern.search(phrase)), "")
         start, end = locate(narrative, phrase)
-        return Part(narrative[start:end] if start >= 0 else phrase, start, end, resolved)
+        text = narrative[start:end] if start >= 0 else phrase
+        return Part(text=text, start=start, end=end, resolved=resolved)
 
     def _consent(self, narrative: str, phrase: str) -> Part | None:
         if not phrase:
             return None
         part = self._cue(narrative, phrase, (*CONSENT, *self.cues.consent_forms))
         if part is not None and not part.resolved and phrase.lower().rstrip(".") in NO_CONSENT:
-            return Part(part.text, part.start, part.end, CONSENT[0][0])
+            return Part(text=part.text, start=part.start, end=part.end, resolved=CONSENT[0][0])
         return part

@@ -124,10 +124,10 @@ def _quiet_gguf_bar() -> Callable[[], None]:
     bar = getattr(gguf_utils, "tqdm", None)
     if bar is None:
         return lambda: None
-    gguf_utils.tqdm = functools.partial(bar, disable=True)
+    setattr(gguf_utils, "tqdm", functools.partial(bar, disable=True))  # noqa: B010
 
     def undo() -> None:
-        gguf_utils.tqdm = bar
+        setattr(gguf_utils, "tqdm", bar)  # noqa: B010
 
     return undo
 
@@ -148,7 +148,9 @@ def _load_model(path: Path) -> _Loaded | str:
             with model_env({"HF_HUB_OFFLINE": "1"}):
                 import torch
                 from transformers import AutoModelForCausalLM, AutoTokenizer
-                from transformers.utils import logging as hf_logging
+                from transformers.utils import logging as transformers_logging
+
+                hf_logging: Any = transformers_logging  # its functions are untyped
 
                 torch.set_num_threads(threads())
                 bars = hf_logging.is_progress_bar_enabled()
@@ -157,7 +159,7 @@ def _load_model(path: Path) -> _Loaded | str:
                 quiet = _quiet_gguf_bar()
                 try:
                     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-                    model = AutoModelForCausalLM.from_pretrained(
+                    model: Any = AutoModelForCausalLM.from_pretrained(
                         str(path.parent), gguf_file=path.name
                     )
                 finally:
@@ -321,7 +323,7 @@ class LocalClient:
         keep = max(0, len(tokens) - drop - 8)  # room for the mark and re-tokenisation drift
         head, tail = keep // 2, keep - keep // 2
         decode = self._tokenizer.decode
-        return (
+        return str(
             decode(tokens[:head]) + TRUNCATION_MARK + (decode(tokens[-tail:]) if tail else "")
         ).strip()
 
@@ -375,29 +377,34 @@ class LocalClient:
         self.stats["prompt_tokens"] += len(ids)
         self.stats["generated_tokens"] += int(answer.shape[0])
         self.stats["generate_seconds"] += time.perf_counter() - started
-        return tokenizer.decode(answer, skip_special_tokens=True).strip()
+        return str(tokenizer.decode(answer, skip_special_tokens=True)).strip()
 
     # ------------------------------------------------------------------ the LLMClient interface
 
-    def complete(self, messages: Sequence[Message], use_cache: bool = True) -> Outcome:
+    def complete(self, messages: Sequence[Message], *, use_cache: bool = True) -> Outcome:
         """One chat completion; never raises for a failed request (see :class:`Outcome`)."""
         key = self.key(messages)
-        hit = cached_outcome(self.cache, key, use_cache)
+        hit = cached_outcome(self.cache, key, use_cache=use_cache)
         if hit is not None:
             return hit
         problem = self._load()
         if problem is not None:
-            return Outcome(key, None, problem)
+            return Outcome(key=key, text=None, error=problem)
         try:
             with self._run_lock:
                 text = self._generate(messages)
         except Exception as exc:  # one failed generation must not end a whole run
-            return Outcome(key, None, f"generation failed: {type(exc).__name__}: {exc}", attempts=1)
+            return Outcome(
+                key=key,
+                text=None,
+                error=f"generation failed: {type(exc).__name__}: {exc}",
+                attempts=1,
+            )
         if not text.strip():
-            return Outcome(key, None, "empty answer", attempts=1)
+            return Outcome(key=key, text=None, error="empty answer", attempts=1)
         if self.cache is not None:
             self.cache.put(key, self.name, text)
-        return Outcome(key, text, attempts=1)
+        return Outcome(key=key, text=text, attempts=1)
 
     def map(
         self,

@@ -1,7 +1,8 @@
 """The paper's LLM methods over any OpenAI-compatible model (or a local backend), as pipelines.
 
-Every method has a ``name`` and ``check(text) -> Verdict``; :func:`build_method` makes one by
-name (:data:`METHODS`). The LLM methods:
+Every method is a :class:`~privacy_checklist.reasoning.verdict.Reasoner` (a ``name`` and
+``check(text) -> Verdict``); :func:`build_method` makes one by name (:data:`METHODS`). The LLM
+methods:
 
 ``dp``
     Direct prompt: the case, and the question permitted / prohibited / not applicable.
@@ -55,17 +56,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.citations import ids_in
 from privacy_checklist.kg.ids import RegId
-from privacy_checklist.reasoning.llm import LLMConfigError, Message
-from privacy_checklist.reasoning.offline import Verdict
+from privacy_checklist.reasoning.llm import Client, LLMConfigError, Message
 from privacy_checklist.reasoning.prompting import (
-    PARSE_FAILURE,
     PROMPT_VERSION,
     Call,
-    Client,
     Parsed,
     Trace,
     answer_words,
@@ -78,6 +76,22 @@ from privacy_checklist.reasoning.prompting import (
     text_field,
 )
 from privacy_checklist.reasoning.prompting import field as json_field
+from privacy_checklist.reasoning.verdict import (
+    PARSE_FAILURE,
+    REQUEST_FAILURE,
+    CitedNorm,
+    Label,
+    Reasoner,
+    RetrievedNorm,
+    Verdict,
+)
+from privacy_checklist.retrieval.base import Hit, SearchIndex
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.kg.tree import RegulationTree
+    from privacy_checklist.reasoning.flows import Flow
+    from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
 
 METHODS = (
     "offline",
@@ -93,7 +107,6 @@ OFFLINE_METHODS = ("offline", "offline-fast")
 LLM_METHODS = tuple(m for m in METHODS if m not in OFFLINE_METHODS)
 RETRIEVAL_METHODS = ("bm25-content", "ci-es-content")
 DEFAULT_K = 5
-REQUEST_FAILURE = "request_failure"
 RULE_CHARS = 2000  # of a paragraph's text (with the sections above it) in a prompt
 AGENT_MAX_IDS = 8
 NO_LLM = (
@@ -141,7 +154,7 @@ class IdCheck:
         }
 
 
-def check_ids(tree: Any, proposed: Sequence[str]) -> IdCheck:
+def check_ids(tree: RegulationTree, proposed: Sequence[str]) -> IdCheck:
     """Normalise each proposed id and keep those of the tree (see the module docstring)."""
     result = IdCheck()
     for raw in proposed:
@@ -164,7 +177,7 @@ def check_ids(tree: Any, proposed: Sequence[str]) -> IdCheck:
     return result
 
 
-def _existing(tree: Any, wanted: RegId) -> tuple[str | None, str]:
+def _existing(tree: RegulationTree, wanted: RegId) -> tuple[str | None, str]:
     section = wanted.section
     if section is None or section not in tree:
         return None, f"no section {section} in the regulations"
@@ -189,7 +202,7 @@ def _listed(value: Any) -> list[str]:
 # --------------------------------------------------------------------------- regulation text
 
 
-def rule_text(kb: Any, node: str, limit: int = RULE_CHARS) -> str:
+def rule_text(kb: KnowledgeBase, node: str, limit: int = RULE_CHARS) -> str:
     """A paragraph as a prompt shows it: its full specification, then its sub-paragraphs."""
     tree = kb.tree
     text = tree.full_specification(node)
@@ -199,21 +212,21 @@ def rule_text(kb: Any, node: str, limit: int = RULE_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " […]"
 
 
-def norm_type(kb: Any, node: str) -> str:
+def norm_type(kb: KnowledgeBase, node: str) -> str:
     norm = kb.norms.get(node) if kb.has_norms else None
     return norm.norm_type if norm is not None else "not annotated"
 
 
-def norm_entry(kb: Any, node: str) -> dict[str, Any]:
+def norm_entry(kb: KnowledgeBase, node: str) -> CitedNorm:
     item = kb.tree[node]
-    return {
-        "id": node,
-        "text": item.text or item.title or rule_text(kb, node, 300),
-        "norm_type": norm_type(kb, node),
-    }
+    return CitedNorm(
+        id=node,
+        text=item.text or item.title or rule_text(kb, node, 300),
+        norm_type=norm_type(kb, node),
+    )
 
 
-def regulations_block(kb: Any, nodes: Sequence[str]) -> str:
+def regulations_block(kb: KnowledgeBase, nodes: Sequence[str]) -> str:
     """Paragraphs (ids and text) for a prompt, fenced; '' for none."""
     if not nodes:
         return ""
@@ -232,30 +245,7 @@ def regulations_block(kb: Any, nodes: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- verdicts
 
 
-@dataclass
-class LLMVerdict(Verdict):
-    """A verdict with what the model was asked and what it answered."""
-
-    llm: str = ""
-    calls: list[Call] = field(default_factory=list)
-    failure: str | None = None
-    retry: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **super().to_json(),
-            "llm": self.llm,
-            "prompt_version": PROMPT_VERSION,
-            "failure": self.failure,
-            "retry": self.retry,
-            "prompts": [c.prompt_json() for c in self.calls],
-            "answers": [c.answer_json() for c in self.calls],
-            **self.details,
-        }
-
-
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     """What a pipeline decided, before it becomes a verdict."""
 
@@ -265,6 +255,7 @@ class Result:
     reasoning: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     flows: list[dict[str, Any]] = field(default_factory=list)
+    retrieved: list[RetrievedNorm] | None = None
 
 
 def raw_answers(calls: Sequence[Call]) -> str:
@@ -287,13 +278,13 @@ JUDGMENTS = {
 def parse_judgment(call: Call) -> Parsed:
     """A per-rule answer: comply / violate / unrelated (``within_scope: no`` → unrelated)."""
     if call.text is None:
-        return Parsed(None, f"request failed: {call.error}")
+        return Parsed(label=None, reason=f"request failed: {call.error}")
     parsed = parse_answer(call.text, "judgment", JUDGMENTS, ("judgment", "answer"))
     scope = (
         str(json_field(parsed.data, "within_scope") or "").strip().lower() if parsed.data else ""
     )
     if parsed.label is not None and scope in ("no", "false"):
-        return Parsed("unrelated", None, parsed.data)
+        return Parsed(label="unrelated", data=parsed.data)
     return parsed
 
 
@@ -323,16 +314,17 @@ class LLMMethod:
 
     def __init__(
         self,
-        kb: Any,
-        index: Any,
+        kb: KnowledgeBase,
+        index: SearchIndex | None,
         client: Client,
+        *,
         k: int = DEFAULT_K,
         per_rule: bool = True,
     ) -> None:
         self.kb, self.index, self.client = kb, index, client
         self.k, self.per_rule = k, per_rule
 
-    def check(self, text: str) -> LLMVerdict:
+    def check(self, text: str) -> Verdict:
         """The verdict on a case.
 
         Raises:
@@ -347,7 +339,7 @@ class LLMMethod:
         reasoning = list(result.reasoning)
         failure = None
         if result.label is not None:
-            label = result.label
+            label = Label(result.label)
         elif failed:  # no verdict because a request failed: not the method's doing
             label = REQUEST_FAILURE
             failure = self.failed(failed[0].step, failed[0].error)
@@ -356,18 +348,17 @@ class LLMMethod:
             label = PARSE_FAILURE
             failure = result.failure or "no label"
             reasoning.append(f"Parse failure: {failure}")
-        return LLMVerdict(
-            label,
-            {},
-            [norm_entry(self.kb, node) for node in result.norms],
-            reasoning,
+        return Verdict(
+            label=label,
             method=self.name,
+            norms=[norm_entry(self.kb, node) for node in result.norms],
+            reasoning=reasoning,
             raw=raw_answers(trace.calls),
             flows=result.flows,
+            retrieved=result.retrieved,
             llm=client_name(self.client),
             calls=trace.calls,
             failure=failure,
-            retry=label == REQUEST_FAILURE,
             details=result.details,
         )
 
@@ -382,7 +373,7 @@ class LLMMethod:
     def decide(self, call: Call) -> Result:
         """A final answer read into a result: label, the ids it cites, its reasoning."""
         if call.text is None:
-            return Result(None, self.failed(call.step, call.error))
+            return Result(label=None, failure=self.failed(call.step, call.error))
         parsed = parse_answer(call.text)
         reasoning = []
         plan = text_field(parsed.data, "plan")
@@ -392,10 +383,10 @@ class LLMMethod:
         if said:
             reasoning.append(f"Model ({call.step}): {said}")
         if parsed.label is None:
-            return Result(None, f"{call.step}: {parsed.reason}", reasoning=reasoning)
+            return Result(label=None, failure=f"{call.step}: {parsed.reason}", reasoning=reasoning)
         cited = check_ids(self.kb.tree, _listed(json_field(parsed.data or {}, "regulations")))
         return Result(
-            parsed.label,
+            label=parsed.label,
             norms=cited.valid,
             reasoning=reasoning,
             details={"cited": cited.to_json()} if cited.proposed else {},
@@ -438,7 +429,7 @@ class AgentId(LLMMethod):
     def run(self, text: str, trace: Trace) -> Result:
         call = trace.ask("agent_id", messages("agent_id", case=fence(text)))
         if call.text is None:
-            return Result(None, self.failed("agent_id", call.error))
+            return Result(label=None, failure=self.failed("agent_id", call.error))
         data = last_object_with(call.text, "regulations")
         proposed = _listed(json_field(data, "regulations")) if data else find_ids(call.text)
         ids = check_ids(self.kb.tree, proposed[: AGENT_MAX_IDS * 2])
@@ -456,11 +447,11 @@ class AgentId(LLMMethod):
         return result
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Retrieved:
     """What a retrieval method found before the verdict."""
 
-    hits: list[Any]
+    hits: list[Hit]
     context: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     reasoning: list[str] = field(default_factory=list)
@@ -476,10 +467,21 @@ class RetrievalMethod(LLMMethod):
     def prepare(self, text: str, trace: Trace) -> Retrieved:
         raise NotImplementedError
 
+    def search(self, query: str, method: str) -> list[Hit]:
+        """The top ``k`` hits of the retrieval index (:func:`build_method` gives it one)."""
+        if self.index is None:
+            raise ValueError(f"method {self.name!r} needs a retrieval index")
+        return self.index.search(query, method, self.k)
+
     def run(self, text: str, trace: Trace) -> Result:
         found = self.prepare(text, trace)
         if found.failure is not None:
-            return Result(None, found.failure, reasoning=found.reasoning, details=found.details)
+            return Result(
+                label=None,
+                failure=found.failure,
+                reasoning=found.reasoning,
+                details=found.details,
+            )
         nodes = [hit.node for hit in found.hits]
         steps: list[tuple[str, list[Message]]] = [
             ("cot_manual", self.final(text, found.context, nodes))
@@ -516,7 +518,8 @@ class RetrievalMethod(LLMMethod):
         else:
             norms = overall.norms
         retrieved = [
-            {"id": h.node, "score": round(float(h.score), 6), "via": h.via} for h in found.hits
+            RetrievedNorm(id=h.node, score=round(float(h.score), 6), method=h.method, via=h.via)
+            for h in found.hits
         ]
         rule_checks = [
             {
@@ -543,19 +546,19 @@ class RetrievalMethod(LLMMethod):
         if label is None:
             failure = overall.failure or "no label"
         return Result(
-            label,
-            failure,
-            norms,
-            reasoning,
-            {
+            label=label,
+            failure=failure,
+            norms=norms,
+            reasoning=reasoning,
+            details={
                 **found.details,
-                "retrieved": retrieved,
                 "overall": overall.label,
                 "rule_checks": rule_checks,
                 "aggregation": how,
                 **({"cited": overall.details["cited"]} if "cited" in overall.details else {}),
             },
-            found.flows,
+            flows=found.flows,
+            retrieved=retrieved,
         )
 
 
@@ -566,21 +569,21 @@ class Bm25Content(RetrievalMethod):
     def prepare(self, text: str, trace: Trace) -> Retrieved:
         call = trace.ask("explain", messages("explain", case=fence(text)))
         if call.text is None:
-            return Retrieved([], failure=self.failed("explain", call.error))
+            return Retrieved(hits=[], failure=self.failed("explain", call.error))
         data = last_object_with(call.text, "explanation")
         explanation = (text_field(data, "explanation") if data else "") or call.text.strip()
-        hits = self.index.search(explanation, "bm25", self.k)
+        hits = self.search(explanation, "bm25")
         return Retrieved(
-            hits,
-            fence(
+            hits=hits,
+            context=fence(
                 explanation,
                 "EXPLANATION",
                 "An explanation of the case in the law's terms, written earlier by a model from "
                 "the narrative",
             )
             + "\n",
-            {"explanation": explanation},
-            [f"Explanation: {explanation}"],
+            details={"explanation": explanation},
+            reasoning=[f"Explanation: {explanation}"],
         )
 
 
@@ -588,23 +591,23 @@ class CiEsContent(RetrievalMethod):
     name = "ci-es-content"
     retrieval = "ci-es"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._extractor: Any = None
+    _extractor: LLMFlowExtractor | None = None
 
-    def extractor(self) -> Any:
+    def extractor(self) -> LLMFlowExtractor:
         if self._extractor is None:
             from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
 
             self._extractor = LLMFlowExtractor(
-                self.client, self.kb.role_resolver(False), self.kb.attribute_resolver(False)
+                self.client,
+                self.kb.role_resolver(embeddings=False),
+                self.kb.attribute_resolver(embeddings=False),
             )
         return self._extractor
 
     def prepare(self, text: str, trace: Trace) -> Retrieved:
         extractor = self.extractor()
         call = extractor.ask(text, trace)
-        flows: list[Any] = []
+        flows: list[Flow] = []
         found: list[dict[str, str]] = []
         note = ""
         if call.text is None:
@@ -625,7 +628,7 @@ class CiEsContent(RetrievalMethod):
             terms.append(chars["purpose"])
         terms = list(dict.fromkeys(t for t in terms if t))
         query = text + ("\n" + "; ".join(terms) if terms else "")
-        hits = self.index.search(query, "ci-es", self.k)
+        hits = self.search(query, "ci-es")
         context = (
             fence(
                 json.dumps(found, ensure_ascii=False, indent=1),
@@ -641,11 +644,11 @@ class CiEsContent(RetrievalMethod):
         )
         reasoning = [note or f"CI characteristics: {summary or 'none'}"]
         return Retrieved(
-            hits,
-            context,
-            {"characteristics": found, "ci_query_terms": terms},
-            reasoning,
-            [flow.to_json() for flow in flows],
+            hits=hits,
+            context=context,
+            details={"characteristics": found, "ci_query_terms": terms},
+            reasoning=reasoning,
+            flows=[flow.to_json() for flow in flows],
         )
 
 
@@ -656,12 +659,13 @@ CLASSES: dict[str, type[LLMMethod]] = {
 
 def build_method(
     name: str,
-    kb: Any,
-    index: Any,
+    kb: KnowledgeBase,
+    index: SearchIndex | None,
     client: Client | None,
+    *,
     k: int = DEFAULT_K,
     per_rule: bool = True,
-) -> Any:
+) -> Reasoner:
     """The method called ``name`` (:data:`METHODS`); "offline" is the offline reasoner.
 
     Raises:
@@ -672,6 +676,8 @@ def build_method(
     if name in OFFLINE_METHODS:
         from privacy_checklist.reasoning.offline import OfflineReasoner
 
+        if index is None:
+            raise ValueError(f"method {name!r} needs a retrieval index")
         return OfflineReasoner(kb, index, fast=name == "offline-fast")
     if name not in CLASSES:
         raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
@@ -707,10 +713,10 @@ def _digest(data: Any) -> str:
 _KB_DIGESTS: dict[tuple[Any, ...], str] = {}
 
 
-def kb_digest(kb: Any) -> str:
+def kb_digest(kb: KnowledgeBase) -> str:
     """A digest of the knowledge base's files (tree, references, definitions, graphs, norms):
     any edit or rebuild changes it. Kept per file sizes and times, so it is read once."""
-    folder = getattr(kb, "path", None)
+    folder = kb.path
     if folder is None:
         return "in-memory"
     files = sorted(p for p in Path(folder).iterdir() if p.is_file())
@@ -737,12 +743,14 @@ def prompts_digest() -> str:
     return _digest(texts)
 
 
-def decision_settings(reasoner: Any) -> dict[str, Any]:
+def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
     """Everything besides the case that decides a verdict of ``reasoner``: the method and its
     parameters, the model, the endpoint, the prompts, the knowledge base and (offline) the
     shipped model and cues, as digests. An evaluation reuses a logged verdict only when these
     are the same."""
-    settings: dict[str, Any] = {"method": getattr(reasoner, "name", type(reasoner).__name__)}
+    from privacy_checklist.reasoning.offline import OfflineReasoner
+
+    settings: dict[str, Any] = {"method": reasoner.name}
     if isinstance(reasoner, LLMMethod):
         config = getattr(reasoner.client, "config", None)
         settings |= {
@@ -761,51 +769,17 @@ def decision_settings(reasoner: Any) -> dict[str, Any]:
         if path is not None and Path(path).is_file():
             settings["model_bytes"] = Path(path).stat().st_size
         return settings
-    features = getattr(reasoner, "features", None)
-    if features is not None:  # the offline reasoner
+    if isinstance(reasoner, OfflineReasoner):
+        features = reasoner.features
         settings |= {
-            "model": _digest(getattr(reasoner, "model", None)),
+            "model": _digest(reasoner.model),
             "cues": _digest(
                 {
                     "cues": {name: p.pattern for name, p in features.cues.items()},
                     "roles": features.roles,
-                    "types": features.types,
+                    "types": features.hipaa_types,  # the digest's key as logged before
                 }
             ),
             "kb": kb_digest(features.kb),
         }
     return settings
-
-
-def build_client(
-    backend: str = "openai",
-    base_url: str | None = None,
-    model: str | None = None,
-    **config: Any,
-) -> Client:
-    """An LLM client: ``openai`` (any OpenAI-compatible endpoint, :class:`LLMClient`) or
-    ``local`` (``privacy_checklist.reasoning.local.LocalClient``, when installed).
-
-    Raises:
-        LLMConfigError: not configured, or the local backend is missing or cannot run (its
-        ``problem()``).
-    """
-    if backend == "local":
-        try:
-            from privacy_checklist.reasoning.local import LocalClient
-        except ImportError as exc:
-            raise LLMConfigError(
-                "--llm-backend local needs privacy_checklist.reasoning.local, which cannot be "
-                f"imported here ({exc}); use --llm-backend openai with --llm-base-url and "
-                "--llm-model"
-            ) from exc
-        client = LocalClient.from_options(model=model)
-        problem = getattr(client, "problem", lambda: None)()
-        if problem:
-            raise LLMConfigError(f"--llm-backend local: {problem}")
-        return client
-    if backend != "openai":
-        raise LLMConfigError(f"unknown LLM backend {backend!r}; choose openai or local")
-    from privacy_checklist.reasoning.llm import LLMClient, LLMConfig
-
-    return LLMClient(LLMConfig.from_env(base_url, model, **config))

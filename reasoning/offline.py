@@ -12,24 +12,40 @@ cases only (train and val, 658 cases), its regularisation and class weighting ch
 five-fold cross-validation on them (``pcheck reasoner train``); the real court cases are never
 used. Its weights ship as JSON. Every verdict names the norms it rests on and the matches that
 decided it; the embedding's share of the decision is reported as one figure.
+
+The two retrieval steps are keyword arguments of :class:`Features` (and of
+:class:`OfflineReasoner`), plain callables with defaults: ``norm_search`` (default
+:func:`rewrite_hits`, BM25 with the law's terms, top 10) and ``ci_search`` (default
+:func:`ci_hits`, CI-ES, top 5). A model is fitted on the features of its steps: swapping one
+means training again.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
-LABELS = ("permit", "prohibit", "not_applicable")
+from privacy_checklist.reasoning.verdict import CitedNorm, Label, RetrievedNorm, Verdict
+from privacy_checklist.retrieval.base import Hit, SearchIndex
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.reasoning.flows import FlowExtractor
+
+Vector = npt.NDArray[np.float64]
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
 #: The shipped models: with the case's sentence embedding, and without it (fast).
 MODEL_FILES = {False: "offline_model.json", True: "offline_fast_model.json"}
-CASE_LABELS = {"Permit": "permit", "Forbid": "prohibit", "Not Applicable": "not_applicable"}
+NORM_HITS = 10  # norms the default ``norm_search`` retrieves
+CI_HITS = 5  # norms the default ``ci_search`` retrieves (the ``ci-es:found`` feature's scale)
 DEFAULT_PROHIBITION = "164.502(a)"  # no permission covers it: HIPAA's default
 FLOW_CHARS = 20_000  # longer narratives get a verdict without a flow reading
 EMBED_SENTENCES = 3  # sentences per embedded chunk
@@ -41,62 +57,74 @@ def data_path(name: str) -> Path:
     return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
 
 
+#: A retrieval step of the features: the index and the case's text -> hits.
+Step = Callable[[SearchIndex, str], list[Hit]]
+
+
+def rewrite_hits(index: SearchIndex, text: str) -> list[Hit]:
+    """The default ``norm_search``: BM25 with the law's terms appended (``bm25-rewrite``)."""
+    return index.search(text, "bm25-rewrite", NORM_HITS)
+
+
+def ci_hits(index: SearchIndex, text: str) -> list[Hit]:
+    """The default ``ci_search``: the norms whose CI characteristics match (``ci-es``)."""
+    return index.search(text, "ci-es", CI_HITS)
+
+
 @dataclass
-class Verdict:
-    """permitted / prohibited / not applicable, what it rests on, and why."""
+class Evidence:
+    """What the features of one case were read from: the roles and HIPAA information types its
+    words reach (each with the phrase), the cues found, and the hits of the two retrieval
+    steps."""
 
-    label: str
-    probabilities: dict[str, float]
-    norms: list[dict[str, Any]]
-    reasoning: list[str]
-    roles: dict[str, str] = field(default_factory=dict)
-    types: dict[str, str] = field(default_factory=dict)
-    cues: list[dict[str, Any]] = field(default_factory=list)
-    method: str = "offline"
-    raw: str = ""
-    flows: list[dict[str, Any]] = field(default_factory=list)
-    retrieved: list[dict[str, Any]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "verdict": self.label,
-            "probabilities": self.probabilities,
-            "norms": self.norms,
-            "reasoning": self.reasoning,
-            "roles": self.roles,
-            "information_types": self.types,
-            "cues": self.cues,
-            "method": self.method,
-            "raw": self.raw,
-            "flows": self.flows,
-            **({"retrieved": self.retrieved} if self.retrieved else {}),
-        }
+    roles: dict[str, str]
+    hipaa_types: dict[str, str]
+    cues: list[dict[str, Any]]
+    hits: list[Hit]
+    ci: list[Hit]
 
 
 class Features:
-    """Turns a narrative into the reasoner's feature vector, keeping the evidence."""
+    """Turns a narrative into the reasoner's feature vector, keeping the evidence.
+
+    Args:
+        kb: the knowledge base (its graphs read the case; its norms type the hits).
+        index: what the retrieval steps search.
+        cues_file: the cues and the roles and types that are features (default: shipped).
+        embed: whether the case's sentence embedding is a feature.
+        norm_search: the step whose hits' norm types are features (default :func:`rewrite_hits`).
+        ci_search: the step whose hits count as CI-ES features (default :func:`ci_hits`).
+    """
 
     def __init__(
-        self, kb: Any, index: Any, cues_file: Path | None = None, embed: bool = True
+        self,
+        kb: KnowledgeBase,
+        index: SearchIndex,
+        cues_file: Path | None = None,
+        *,
+        embed: bool = True,
+        norm_search: Step = rewrite_hits,
+        ci_search: Step = ci_hits,
     ) -> None:
         data = json.loads((cues_file or data_path("verdict_cues.json")).read_text(encoding="utf-8"))
         self.kb, self.index, self.embed = kb, index, embed
+        self.norm_search, self.ci_search = norm_search, ci_search
         self.cues = {name: re.compile(p, re.I) for name, p in data["cues"].items()}
         self.roles: list[str] = data["roles"]
-        self.types: list[str] = data["types"]
+        self.hipaa_types: list[str] = data["types"]
 
     @property
     def names(self) -> list[str]:
         return (
             [f"role:{r}" for r in self.roles]
-            + [f"type:{t}" for t in self.types]
+            + [f"type:{t}" for t in self.hipaa_types]
             + [f"cue:{c}" for c in self.cues]
             + ["norms:permit", "norms:prohibit", "norms:definition", "ci-es:found", "ci-es:top"]
             + ([f"embedding:{i}" for i in range(EMBEDDING_DIM)] if self.embed else [])
         )
 
     @staticmethod
-    def embedding(text: str) -> np.ndarray:
+    def embedding(text: str) -> Vector:
         """The case's sentence embedding: the mean of its chunks' normalized embeddings."""
         from privacy_checklist.kg.embeddings import model
 
@@ -106,14 +134,15 @@ class Features:
             for i in range(0, len(sentences), EMBED_SENTENCES)
         ][:EMBED_CHUNKS]
         vectors = model().encode(chunks, normalize_embeddings=True, batch_size=EMBED_CHUNKS)
-        return np.asarray(vectors, dtype=float).mean(axis=0)
+        mean: Vector = np.asarray(vectors, dtype=float).mean(axis=0)
+        return mean
 
-    def __call__(self, text: str) -> tuple[np.ndarray, dict[str, Any]]:
+    def __call__(self, text: str) -> tuple[Vector, Evidence]:
         from privacy_checklist.retrieval.cies import read_case
 
         reading = read_case(text, self.kb.roles, self.kb.attributes)
         values = [1.0 if r in reading.roles else 0.0 for r in self.roles]
-        values += [1.0 if t in reading.types else 0.0 for t in self.types]
+        values += [1.0 if t in reading.hipaa_types else 0.0 for t in self.hipaa_types]
         found_cues = []
         for name, pattern in self.cues.items():
             match = pattern.search(text)
@@ -127,22 +156,22 @@ class Features:
                         "end": match.end(),
                     }
                 )
-        hits = self.index.search(text, "bm25-rewrite", 10)
+        hits = self.norm_search(self.index, text)
         weights = {"permit": 0.0, "prohibit": 0.0, "definition": 0.0}
         for rank, hit in enumerate(hits, start=1):
             weights[self.kb.norms[hit.node].norm_type] += 1.0 / rank
         values += [weights["permit"], weights["prohibit"], weights["definition"]]
-        ci = self.index.search(text, "ci-es", 5)
-        values += [len(ci) / 5.0, ci[0].score if ci else 0.0]
+        ci = self.ci_search(self.index, text)
+        values += [len(ci) / float(CI_HITS), ci[0].score if ci else 0.0]
         if self.embed:
             values += self.embedding(text).tolist()
-        evidence = {
-            "roles": reading.roles,
-            "types": reading.types,
-            "cues": found_cues,
-            "hits": hits,
-            "ci": ci,
-        }
+        evidence = Evidence(
+            roles=reading.roles,
+            hipaa_types=reading.hipaa_types,
+            cues=found_cues,
+            hits=hits,
+            ci=ci,
+        )
         return np.asarray(values, dtype=float), evidence
 
 
@@ -150,16 +179,24 @@ class OfflineReasoner:
     """Apply the shipped (or a given) model.
 
     ``fast`` uses the model without the sentence embedding (``offline-fast``): several times
-    quicker, less accurate (see the README's figures).
+    quicker, less accurate (see the README's figures). ``norm_search`` and ``ci_search`` are
+    :class:`Features`' retrieval steps.
     """
 
-    name = "offline"
-
     def __init__(
-        self, kb: Any, index: Any, model_file: Path | None = None, fast: bool = False
+        self,
+        kb: KnowledgeBase,
+        index: SearchIndex,
+        model_file: Path | None = None,
+        *,
+        fast: bool = False,
+        norm_search: Step = rewrite_hits,
+        ci_search: Step = ci_hits,
     ) -> None:
         self.name = "offline-fast" if fast else "offline"
-        self.features = Features(kb, index, embed=not fast)
+        self.features = Features(
+            kb, index, embed=not fast, norm_search=norm_search, ci_search=ci_search
+        )
         path = model_file or data_path(MODEL_FILES[fast])
         if not path.exists():
             raise FileNotFoundError(
@@ -173,8 +210,8 @@ class OfflineReasoner:
         self.coef = np.asarray(model["coef"])
         self.intercept = np.asarray(model["intercept"])
         self.labels: list[str] = model["labels"]
-        self.model = model
-        self._flows: Any = None
+        self.model: dict[str, Any] = model
+        self._flows: FlowExtractor | None = None
 
     def check(self, text: str) -> Verdict:
         from privacy_checklist.retrieval.base import check_query
@@ -184,7 +221,7 @@ class OfflineReasoner:
         logits = self.coef @ vector + self.intercept
         probs = np.exp(logits - logits.max())
         probs = probs / probs.sum()
-        label = self.labels[int(np.argmax(probs))]
+        label = Label(self.labels[int(np.argmax(probs))])
         # what pushed the chosen label above the others: each feature's weight for it minus its
         # mean weight over the labels, times its value; the embedding counts as one feature
         weights = self.coef[self.labels.index(label)] - self.coef.mean(axis=0)
@@ -203,86 +240,96 @@ class OfflineReasoner:
             for name, value in sorted(grouped.items(), key=lambda kv: -kv[1])[:5]
             if value > 0
         ]
-        norms = self._norms(label, evidence)
         reasoning = [
             "Applicability: "
             + (
-                "roles " + ", ".join(f"{r} (“{p}”)" for r, p in list(evidence["roles"].items())[:8])
-                if evidence["roles"]
+                "roles " + ", ".join(f"{r} (“{p}”)" for r, p in list(evidence.roles.items())[:8])
+                if evidence.roles
                 else "no regulatory role found in the case"
             )
             + (
-                "; information: " + ", ".join(evidence["types"])
-                if evidence["types"]
+                "; information: " + ", ".join(evidence.hipaa_types)
+                if evidence.hipaa_types
                 else "; no HIPAA information type found"
             ),
-            "Cues: "
-            + (", ".join(f"{c['cue']} (“{c['text']}”)" for c in evidence["cues"]) or "none"),
+            "Cues: " + (", ".join(f"{c['cue']} (“{c['text']}”)" for c in evidence.cues) or "none"),
             "Retrieved norms: "
             + ", ".join(
-                f"{h.node} ({self.features.kb.norms[h.node].norm_type})"
-                for h in evidence["hits"][:5]
+                f"{h.node} ({self.features.kb.norms[h.node].norm_type})" for h in evidence.hits[:5]
             ),
             f"Decided by: {', '.join(top) or 'the prior'}; probabilities "
             + ", ".join(f"{lab} {p:.2f}" for lab, p in zip(self.labels, probs, strict=True)),
         ]
+        retrieved = [
+            RetrievedNorm(id=h.node, score=round(float(h.score), 4), method=h.method, via=h.via)
+            for h in (*evidence.hits, *evidence.ci)
+        ]
         return Verdict(
-            label,
-            {lab: round(float(p), 4) for lab, p in zip(self.labels, probs, strict=True)},
-            norms,
-            reasoning,
-            evidence["roles"],
-            evidence["types"],
-            evidence["cues"],
+            label=label,
             method=self.name,
+            probabilities={
+                lab: round(float(p), 4) for lab, p in zip(self.labels, probs, strict=True)
+            },
+            norms=self._norms(label, evidence),
+            reasoning=reasoning,
+            roles=evidence.roles,
+            hipaa_types=evidence.hipaa_types,
+            cues=evidence.cues,
             flows=[flow.to_json() for flow in flows],
-            retrieved=[
-                {"id": h.node, "score": round(float(h.score), 4), "method": method}
-                for method, hits in (("bm25-rewrite", evidence["hits"]), ("ci-es", evidence["ci"]))
-                for h in hits
-            ],
+            retrieved=retrieved or None,
         )
 
-    def flows(self) -> Any:
+    def flows(self) -> FlowExtractor:
         """The offline flow extractor (built on first use)."""
         if self._flows is None:
             from privacy_checklist.reasoning.flows import FlowExtractor
 
             kb = self.features.kb
-            self._flows = FlowExtractor(kb.role_resolver(False), kb.attribute_resolver(False))
+            self._flows = FlowExtractor(
+                kb.role_resolver(embeddings=False), kb.attribute_resolver(embeddings=False)
+            )
         return self._flows
 
-    def _norms(self, label: str, evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    def _norms(self, label: Label, evidence: Evidence) -> list[CitedNorm]:
         kb = self.features.kb
-        if label == "not_applicable":
+        if label is Label.NOT_APPLICABLE:
             return []
-        wanted = "permit" if label == "permit" else "prohibit"
-        chosen = [
-            h for h in evidence["hits"] + evidence["ci"] if kb.norms[h.node].norm_type == wanted
-        ]
-        if label == "prohibit" and not chosen:
+        wanted = "permit" if label is Label.PERMIT else "prohibit"
+        chosen = [h for h in evidence.hits + evidence.ci if kb.norms[h.node].norm_type == wanted]
+        if label is Label.PROHIBIT and not chosen:
             chosen_ids = [DEFAULT_PROHIBITION]
         else:
             chosen_ids = list(dict.fromkeys(h.node for h in chosen))[:3]
         return [
-            {
-                "id": node,
-                "text": kb.tree[node].text,
-                "norm_type": kb.norms[node].norm_type if node in kb.norms else "prohibit",
-            }
+            CitedNorm(
+                id=node,
+                text=kb.tree[node].text,
+                norm_type=kb.norms[node].norm_type if node in kb.norms else "prohibit",
+            )
             for node in chosen_ids
         ]
 
 
+class TrainingCase(Protocol):
+    """What training reads of a case (:class:`privacy_checklist.ingest.cases.Case`)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+
 def train(
-    kb: Any,
-    index: Any,
-    train_cases: list[Any],
-    val_cases: list[Any],
+    kb: KnowledgeBase,
+    index: SearchIndex,
+    train_cases: Sequence[TrainingCase],
+    val_cases: Sequence[TrainingCase],
     out: Path,
+    *,
     grid: tuple[float, ...] = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
     folds: int = 5,
-    progress: Any = None,
+    progress: Callable[[], object] | None = None,
     embed: bool = True,
 ) -> dict[str, Any]:
     """Fit on the synthetic cases; choose C and class weighting by cross-validation; save JSON.
@@ -306,7 +353,11 @@ def train(
         if progress is not None:
             progress()
     x = np.array(rows)
-    y = np.array([CASE_LABELS[c.label] for c in cases])
+    gold = [Label.of_case(c.label) for c in cases]
+    unread = [c.label for c, label in zip(cases, gold, strict=True) if label is None]
+    if unread:
+        raise ValueError(f"gold label {unread[0]!r} is not one of permit, prohibit, not applicable")
+    y = np.array([str(label) for label in gold])
     splits = StratifiedKFold(folds, shuffle=True, random_state=0)
     best: tuple[float, float, dict[str, Any]] | None = None
     for balanced in (True, False):

@@ -22,15 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Protocol
+from typing import Any
 
-from privacy_checklist.reasoning.annotate import prompt_text
-from privacy_checklist.reasoning.llm import Message, json_objects
+from privacy_checklist.reasoning.llm import Client, Message, json_objects
 
 PROMPT_VERSION = "v1"
-PARSE_FAILURE = "parse_failure"
-#: The answer each label is asked for with.
-ANSWER_WORDS = {"permit": "permitted", "prohibit": "prohibited", "not_applicable": "not applicable"}
 
 
 @cache
@@ -48,7 +44,11 @@ _LABEL_OF = {word: label for label, words in SYNONYMS.items() for word in words}
 _FENCE_RUN = re.compile(r"<{3,}|>{3,}")
 _SLOT = re.compile(r"\{([a-z_]+)\}")
 
-SYSTEM_PROMPT = "system.v1.txt"
+
+def prompt_text(name: str) -> str:
+    """The text of a prompt file of ``reasoning/prompts/`` (by file name)."""
+    folder = resources.files("privacy_checklist.reasoning") / "prompts"
+    return (folder / name).read_text(encoding="utf-8")
 
 
 def template(step: str) -> str:
@@ -87,16 +87,7 @@ def messages(step: str, **values: str) -> list[Message]:
 # --------------------------------------------------------------------------- requests
 
 
-class Client(Protocol):
-    """What a method needs of an LLM: :class:`~privacy_checklist.reasoning.llm.LLMClient`, or a
-    local backend with the same two calls."""
-
-    def complete(self, messages: Sequence[Message]) -> Any: ...
-
-    def map(self, requests: Sequence[Sequence[Message]]) -> list[Any]: ...
-
-
-@dataclass
+@dataclass(kw_only=True)
 class Call:
     """One request of a verdict: its step, the messages sent, and the answer or the error."""
 
@@ -128,7 +119,13 @@ def _call(step: str, request: list[Message], outcome: Any) -> Call:
         text, error = None, error or "empty answer"
     if text is None and not error:
         error = "no answer"
-    return Call(step, request, text, error, bool(getattr(outcome, "cached", False)))
+    return Call(
+        step=step,
+        messages=request,
+        text=text,
+        error=error,
+        cached=bool(getattr(outcome, "cached", False)),
+    )
 
 
 class Trace:
@@ -213,7 +210,7 @@ def label_of(value: object, table: dict[str, str] | None = None) -> str | None:
     return table.get(head)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Parsed:
     """A label read from an answer (or None and why not), and the JSON object it came from."""
 
@@ -245,24 +242,27 @@ def parse_answer(
 ) -> Parsed:
     """Read the label of a model's answer (see the module docstring); never raises."""
     if text is None or not text.strip():
-        return Parsed(None, "empty answer")
+        return Parsed(label=None, reason="empty answer")
     data = last_object_with(text, key)
     if data is not None:
         value = field(data, key)
         label = label_of(value, table)
         if label is None:
-            return Parsed(None, f"the JSON {key!r} field {str(value)[:80]!r} is not a label", data)
-        return Parsed(label, None, data)
+            reason = f"the JSON {key!r} field {str(value)[:80]!r} is not a label"
+            return Parsed(label=None, reason=reason, data=data)
+        return Parsed(label=label, data=data)
     line = final_line(text, line_words)
     if line is not None:
         label = label_of(line, table)
         if label is not None:
-            return Parsed(label)
-        return Parsed(None, f"the final {line_words[0]!r} line {line[:80]!r} is not a label")
+            return Parsed(label=label)
+        reason = f"the final {line_words[0]!r} line {line[:80]!r} is not a label"
+        return Parsed(label=None, reason=reason)
     label = label_of(text, table) if len(text.strip()) <= 40 else None
     if label is not None:
-        return Parsed(label)
-    return Parsed(None, f"no JSON {key!r} field and no final '{line_words[0].capitalize()}:' line")
+        return Parsed(label=label)
+    reason = f"no JSON {key!r} field and no final '{line_words[0].capitalize()}:' line"
+    return Parsed(label=None, reason=reason)
 
 
 def text_field(data: dict[str, Any] | None, *keys: str) -> str:

@@ -11,9 +11,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from privacy_checklist.kg.ids import RegId
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.kg.norms import Norm
+    from privacy_checklist.kg.tree import RegulationTree
 
 MAX_QUERY_CHARS = 20_000
 SECTION_KINDS = ("section", "appendix")  # what a document's ``section`` can be
@@ -23,7 +28,7 @@ class QueryError(ValueError):
     """A query that cannot be searched (empty, not text)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Document:
     node: str
     text: str
@@ -34,7 +39,7 @@ class Document:
     digest: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Hit:
     """A retrieved norm: its node, score, the method that found it, and why."""
 
@@ -73,7 +78,7 @@ class Filters:
 NO_FILTERS = Filters()
 
 
-def check_filters(filters: Filters, tree: Any) -> None:
+def check_filters(filters: Filters, tree: RegulationTree) -> None:
     """Refuse a filter that names no norm type, part or section of the regulation, rather
     than silently match nothing.
 
@@ -104,9 +109,22 @@ def check_filters(filters: Filters, tree: Any) -> None:
 
 
 class Retriever(Protocol):
-    name: str
+    """One retrieval method: the top ``k`` norms for a query (see
+    :data:`privacy_checklist.retrieval.index.RETRIEVERS`)."""
+
+    @property
+    def name(self) -> str: ...
 
     def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]: ...
+
+
+class SearchIndex(Protocol):
+    """What the reasoning layer searches: every retrieval method by name
+    (:class:`privacy_checklist.retrieval.index.RetrievalIndex`)."""
+
+    def search(
+        self, query: object, method: str = ..., k: int = ..., filters: Filters = ...
+    ) -> list[Hit]: ...
 
 
 def check_query(query: object) -> str:
@@ -122,7 +140,7 @@ def digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def documents(kb: Any, norms: dict[str, Any] | None = None) -> list[Document]:
+def documents(kb: KnowledgeBase, norms: dict[str, Norm] | None = None) -> list[Document]:
     """The annotated paragraphs of a knowledge base, in document order, typed by ``norms``
     (default: ``kb.norms``, the norms as everything reads them)."""
     out = []
@@ -136,13 +154,13 @@ def documents(kb: Any, norms: dict[str, Any] | None = None) -> list[Document]:
         text = " ".join(filter(None, [node.title, node.text]))
         out.append(
             Document(
-                node.id,
-                text,
-                spec,
-                norm.norm_type,
-                str(RegId.parse(node.id).part),
-                section.id if section else "",
-                digest(text, spec, norm.norm_type),
+                node=node.id,
+                text=text,
+                spec=spec,
+                norm_type=norm.norm_type,
+                part=str(RegId.parse(node.id).part),
+                section=section.id if section else "",
+                digest=digest(text, spec, norm.norm_type),
             )
         )
     return out
@@ -159,7 +177,7 @@ def top(
         ((n, s) for n, s in scored if s > 0 and filters.allows(docs[n])),
         key=lambda item: (-item[1], item[0]),
     )
-    return [Hit(n, float(s), method) for n, s in ranked[: max(0, k)]]
+    return [Hit(node=n, score=float(s), method=method) for n, s in ranked[: max(0, k)]]
 
 
 def unique(values: Sequence[str]) -> list[str]:

@@ -84,10 +84,10 @@ class BM25Retriever:
         wanted = set(terms)
         return [
             Hit(
-                h.node,
-                h.score,
-                h.method,
-                match_spans(getattr(self.docs[h.node], self.field), wanted),
+                node=h.node,
+                score=h.score,
+                method=h.method,
+                spans=match_spans(getattr(self.docs[h.node], self.field), wanted),
             )
             for h in hits
         ]

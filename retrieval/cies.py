@@ -10,18 +10,23 @@ BM25 and embeddings see the law's words (no LLM needed).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from privacy_checklist.kg import lexicon
 from privacy_checklist.kg.concepts import ConceptGraph
 from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
 
+if TYPE_CHECKING:
+    from privacy_checklist.kg.norms import Norm
+
 WEIGHTS = {"sender": 2.0, "recipient": 3.0, "subject": 0.5, "information": 1.0, "purpose": 1.5}
 SIMILAR = 0.6  # cosine similarity of role names that counts as a partial match
 TYPE_WEIGHT = {"permit": 1.0, "prohibit": 1.0, "definition": 0.4}
 MAX_WORDS = 3000
+#: The attribute graph's node kind of a HIPAA information type (as the graph files write it).
+HIPAA_TYPE_KIND = "hipaa"
 
 
 @dataclass
@@ -29,13 +34,13 @@ class Reading:
     """What a case holds, in the law's terms, with the words that said it."""
 
     roles: dict[str, str] = field(default_factory=dict)  # regulatory role -> phrase
-    types: dict[str, str] = field(default_factory=dict)  # HIPAA information type -> phrase
+    hipaa_types: dict[str, str] = field(default_factory=dict)  # HIPAA information type -> phrase
 
     def terms(self) -> list[str]:
-        return list(dict.fromkeys([*self.roles, *self.types]))
+        return list(dict.fromkeys([*self.roles, *self.hipaa_types]))
 
 
-def _climb(graph: ConceptGraph, node: str, is_target) -> list[str]:
+def _climb(graph: ConceptGraph, node: str, is_target: Callable[[str], bool]) -> list[str]:
     up = graph.path_up(node, is_target)
     if up is None:
         return []
@@ -51,8 +56,13 @@ def read_case(text: str, roles: ConceptGraph, attributes: ConceptGraph, max_n: i
     """Every regulatory role and HIPAA information type the case's n-grams reach."""
     words = lexicon.normalize(text[: lexicon.MAX_CHARS * 100]).split()[:MAX_WORDS]
     reading = Reading()
-    role_target = lambda n: roles.nodes[n].kind == "regulatory"  # noqa: E731
-    info_target = lambda n: attributes.nodes[n].kind == "hipaa"  # noqa: E731
+
+    def is_role(node: str) -> bool:
+        return roles.nodes[node].kind == "regulatory"
+
+    def is_hipaa_type(node: str) -> bool:
+        return attributes.nodes[node].kind == HIPAA_TYPE_KIND
+
     for size in range(max_n, 0, -1):
         for start in range(len(words) - size + 1):
             gram = words[start : start + size]
@@ -63,13 +73,13 @@ def read_case(text: str, roles: ConceptGraph, attributes: ConceptGraph, max_n: i
                 for node, weight in roles.index.get(key, []):
                     if weight < 0.5:
                         continue
-                    for role in _climb(roles, node, role_target):
+                    for role in _climb(roles, node, is_role):
                         reading.roles.setdefault(roles.nodes[role].name, text_gram)
                 for node, weight in attributes.index.get(key, []):
                     if weight < 0.5:
                         continue
-                    for kind in _climb(attributes, node, info_target):
-                        reading.types.setdefault(attributes.nodes[kind].name, text_gram)
+                    for kind in _climb(attributes, node, is_hipaa_type):
+                        reading.hipaa_types.setdefault(attributes.nodes[kind].name, text_gram)
     return reading
 
 
@@ -105,7 +115,7 @@ class CIESRetriever:
     def __init__(
         self,
         docs: Iterable[Document],
-        norms: dict[str, Any],
+        norms: Mapping[str, Norm],
         roles: ConceptGraph,
         attributes: ConceptGraph,
         similarity: Callable[[str, set[str]], float] | None = None,
@@ -123,7 +133,7 @@ class CIESRetriever:
     def search_reading(
         self, reading: Reading, query: str, k: int = 10, filters: Filters = NO_FILTERS
     ) -> list[Hit]:
-        roles, types = set(reading.roles), set(reading.types)
+        roles, hipaa_types = set(reading.roles), set(reading.hipaa_types)
         lowered = query.lower()
         scores: dict[str, float] = {}
         why: dict[str, str] = {}
@@ -147,7 +157,7 @@ class CIESRetriever:
                     if best >= SIMILAR:
                         score += WEIGHTS[key] * best * 0.5
                         reasons.append(f"{key} ~ {values[0]} ({best:.2f})")
-            if norm.information_class and norm.information_class in types:
+            if norm.information_class and norm.information_class in hipaa_types:
                 score += WEIGHTS["information"]
                 reasons.append(f"information: {norm.information_class}")
             if norm.purpose and norm.purpose.lower() in lowered:
@@ -157,4 +167,4 @@ class CIESRetriever:
                 scores[node] = score * TYPE_WEIGHT.get(norm.norm_type, 1.0)
                 why[node] = "; ".join(reasons)
         hits = top(scores.items(), self.docs, k, filters, self.name)
-        return [Hit(h.node, h.score, h.method, (), why[h.node]) for h in hits]
+        return [Hit(node=h.node, score=h.score, method=h.method, via=why[h.node]) for h in hits]

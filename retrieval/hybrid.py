@@ -3,10 +3,21 @@ supports and exceptions of the top norms, marked as such."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from privacy_checklist.retrieval.base import NO_FILTERS, Filters, Hit, Retriever, check_query
+from privacy_checklist.retrieval.base import (
+    NO_FILTERS,
+    Document,
+    Filters,
+    Hit,
+    Retriever,
+    check_query,
+)
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.citations import CrossRef
+    from privacy_checklist.kg.norms import Norm
 
 RRF_K = 60
 POOL = 50
@@ -18,9 +29,10 @@ class HybridRetriever:
     def __init__(
         self,
         parts: Sequence[Retriever],
-        refs_out: dict[str, list[Any]],
-        norms: dict[str, Any],
-        docs: dict[str, Any],
+        refs_out: Mapping[str, list[CrossRef]],
+        norms: Mapping[str, Norm],
+        docs: Mapping[str, Document],
+        *,
         expand: int = 3,
         weights: dict[str, float] | None = None,
     ) -> None:
@@ -44,7 +56,12 @@ class HybridRetriever:
                 if hit.spans and hit.node not in spans:
                     spans[hit.node] = hit.spans
         ranked = sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-        hits = [Hit(n, s, self.name, spans.get(n, ()), ", ".join(sources[n])) for n, s in ranked]
+        hits = [
+            Hit(
+                node=n, score=s, method=self.name, spans=spans.get(n, ()), via=", ".join(sources[n])
+            )
+            for n, s in ranked
+        ]
         head = hits[: max(0, k)]
         seen = {h.node for h in head}
         extra: list[Hit] = []
@@ -59,7 +76,12 @@ class HybridRetriever:
                 relation = relations.get(target, "support")
                 seen.add(target)
                 extra.append(
-                    Hit(target, hit.score * 0.5, self.name, (), f"{relation} of {hit.node}")
+                    Hit(
+                        node=target,
+                        score=hit.score * 0.5,
+                        method=self.name,
+                        via=f"{relation} of {hit.node}",
+                    )
                 )
         merged = sorted(head + extra, key=lambda h: -h.score)
         return merged[: max(0, k)]

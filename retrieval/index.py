@@ -2,7 +2,9 @@
 
 Saved beside the knowledge base (``<kb>/index``), or, when that is not writable (the copy that
 ships inside the package), in ``~/.cache/privacy-checklist/index/<kb digest>``. Each method is
-built on first use and re-indexes only the documents whose content changed.
+built on first use, by its factory in :data:`RETRIEVERS` (name -> factory; pass your own to
+:class:`RetrievalIndex` to add or replace one), and re-indexes only the documents whose content
+changed.
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ import hashlib
 import os
 import threading
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from privacy_checklist.retrieval.base import (
     MAX_QUERY_CHARS,
@@ -21,23 +24,26 @@ from privacy_checklist.retrieval.base import (
     Filters,
     Hit,
     QueryError,
+    Retriever,
     check_filters,
     check_query,
     documents,
 )
 from privacy_checklist.retrieval.bm25 import BM25Retriever
-from privacy_checklist.retrieval.cies import CIESRetriever, read_case, rewrite
+from privacy_checklist.retrieval.cies import CIESRetriever
 from privacy_checklist.retrieval.hybrid import HybridRetriever
+from privacy_checklist.retrieval.rewrite import RewriteRetriever
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.kg.norms import Norm
 
 
 class IndexUnavailable(RuntimeError):
     """An index that cannot be opened or rebuilt; the message says what to do."""
 
 
-METHODS = ("bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es", "hybrid")
-
-
-def default_index_dir(kb: Any) -> Path:
+def default_index_dir(kb: KnowledgeBase) -> Path:
     from privacy_checklist.kg.kb import builtin_path
 
     shipped = kb.path is not None and Path(kb.path).resolve() == builtin_path().resolve()
@@ -48,18 +54,105 @@ def default_index_dir(kb: Any) -> Path:
     return base / "privacy-checklist" / "index" / key
 
 
-class RewriteRetriever:
-    """BM25 on the query with the law's terms for its roles and information appended."""
+# --------------------------------------------------------------------------- the factories
 
-    name = "bm25-rewrite"
+#: A retriever's factory: called with the index (its documents, norms, folder, the other
+#: methods) when the method is first searched, and again after the norms changed.
+RetrieverFactory = Callable[["RetrievalIndex"], Retriever]
 
-    def __init__(self, bm25: BM25Retriever, kb: Any) -> None:
-        self.bm25, self.kb = bm25, kb
 
-    def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
-        reading = read_case(check_query(query), self.kb.roles, self.kb.attributes)
-        hits = self.bm25.search(rewrite(query, reading), k, filters)
-        return [Hit(h.node, h.score, self.name, h.spans, h.via) for h in hits]
+def bm25(field: str) -> RetrieverFactory:
+    """BM25 over the documents' ``field`` (``spec``: ``bm25``, ``text``: ``bm25-text``); its
+    tokens saved in the index folder, re-tokenising only the documents that changed."""
+    name = "bm25" if field == "spec" else "bm25-text"
+
+    def build(index: RetrievalIndex) -> Retriever:
+        path = index.directory / f"{name}.json"
+        before = index.previous(name)
+        cached = before.tokens if isinstance(before, BM25Retriever) else BM25Retriever.cached(path)
+        retriever = BM25Retriever(index.docs, field, cached)
+        if retriever.reused != len(index.docs):
+            retriever.save(path)
+        return retriever
+
+    return build
+
+
+def bm25_rewrite(index: RetrievalIndex) -> Retriever:
+    """``bm25`` searched with the query plus the law's terms it reaches."""
+    return RewriteRetriever(index.method("bm25"), index.kb.roles, index.kb.attributes)
+
+
+def embedding(index: RetrievalIndex) -> Retriever:
+    """Sentence embeddings in Chroma (the ``embeddings`` extra).
+
+    Raises:
+        MissingExtra: the ``embeddings`` extra is not installed.
+        IndexUnavailable: the Chroma collection cannot be opened.
+    """
+    from privacy_checklist.kg.extras import MissingExtra
+    from privacy_checklist.retrieval.embedding import EmbeddingRetriever
+
+    try:
+        before = index.previous("embedding")
+        if isinstance(before, EmbeddingRetriever):
+            before.sync(index.docs)
+            return before
+        return EmbeddingRetriever(
+            index.docs, index.directory / "chroma", index.chroma_url, index.model_path
+        )
+    except MissingExtra:
+        raise  # an extra to install, not an index to rebuild
+    except Exception as exc:  # chromadb raises many kinds; all mean the same here
+        where = index.chroma_url or index.directory / "chroma"
+        raise IndexUnavailable(
+            f"{where}: the embedding index cannot be opened ({type(exc).__name__}: {exc}); "
+            "delete the folder to rebuild it, check the Chroma server, or search with "
+            "--method bm25 / --no-embeddings"
+        ) from exc
+
+
+def ci_es(index: RetrievalIndex) -> Retriever:
+    """Norms whose annotated parties and information match the case's (with the role names'
+    embedding similarity unless the index has ``embeddings`` off)."""
+    return CIESRetriever(
+        index.docs,
+        index.norms,
+        index.kb.roles,
+        index.kb.attributes,
+        index.role_similarity() if index.embeddings else None,
+    )
+
+
+#: The hybrid's legs, chosen on synthetic train cases only (python bench/retrieval.py --child
+#: select); ``embedding`` is left out of an index with ``embeddings`` off.
+HYBRID_LEGS = ("bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es")
+
+
+def hybrid(legs: Sequence[str] = HYBRID_LEGS) -> RetrieverFactory:
+    """Reciprocal rank fusion of the methods ``legs``, then the supports and exceptions of the
+    top norms."""
+
+    def build(index: RetrievalIndex) -> Retriever:
+        parts = [index.method(leg) for leg in legs if leg != "embedding" or index.embeddings]
+        return HybridRetriever(parts, index.kb.refs_out, index.norms, index.by_node)
+
+    return build
+
+
+#: Every retrieval method by name (``pcheck search --method``).
+RETRIEVERS: dict[str, RetrieverFactory] = {
+    "bm25": bm25("spec"),
+    "bm25-text": bm25("text"),
+    "bm25-rewrite": bm25_rewrite,
+    "embedding": embedding,
+    "ci-es": ci_es,
+    "hybrid": hybrid(),
+}
+METHODS = tuple(RETRIEVERS)
+
+
+# --------------------------------------------------------------------------- the index
 
 
 class RetrievalIndex:
@@ -69,32 +162,43 @@ class RetrievalIndex:
     When those norms change (an editor validated a new norm type), the next search re-indexes
     the documents whose content changed, and only those: BM25 re-tokenises them, the embedding
     collection re-embeds them, CI-ES and the hybrid read the new norms.
+
+    Args:
+        kb: the knowledge base.
+        directory: the index folder (default: :func:`default_index_dir`).
+        chroma_url: a Chroma server for the embedding method (default: a folder of the index).
+        model_path: a sentence-transformers model for it (default: all-MiniLM-L6-v2).
+        embeddings: whether CI-ES and the hybrid use sentence embeddings.
+        retrievers: the methods by name (default :data:`RETRIEVERS`).
     """
 
     def __init__(
         self,
-        kb: Any,
+        kb: KnowledgeBase,
         directory: Path | None = None,
         chroma_url: str | None = None,
         model_path: str | None = None,
+        *,
         embeddings: bool = True,
+        retrievers: Mapping[str, RetrieverFactory] | None = None,
     ) -> None:
         self.kb = kb
         self.directory = Path(directory) if directory else default_index_dir(kb)
         self.chroma_url = chroma_url
         self.model_path = model_path
         self.embeddings = embeddings
+        self.retrievers = dict(RETRIEVERS if retrievers is None else retrievers)
         self.docs: list[Document] = []
         self.by_node: dict[str, Document] = {}
-        self._norms: dict[str, Any] | None = None
-        self._methods: dict[str, Any] = {}
-        self._previous: dict[str, Any] = {}  # methods built on the norms before, to update
-        self._similarity: Any = None
+        self._norms: dict[str, Norm] | None = None
+        self._methods: dict[str, Retriever] = {}
+        self._previous: dict[str, Retriever] = {}  # methods built on the norms before, to update
+        self._similarity: Callable[[str, set[str]], float] | None = None
         self._lock = threading.RLock()
         self._refresh()
 
     @property
-    def norms(self) -> dict[str, Any]:
+    def norms(self) -> dict[str, Norm]:
         """The norms the index stands on (read again from the knowledge base first)."""
         self._refresh()
         assert self._norms is not None
@@ -115,65 +219,33 @@ class RetrievalIndex:
             self._methods = {}
             self._norms = norms
 
-    def method(self, name: str) -> Any:
-        if name not in METHODS:
-            raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+    def method(self, name: str) -> Retriever:
+        """The retriever called ``name``, built on first use.
+
+        Raises:
+            ValueError: no method of that name (naming the methods there are).
+        """
+        if name not in self.retrievers:
+            raise ValueError(f"unknown method {name!r}; choose one of {', '.join(self.retrievers)}")
         self._refresh()
         with self._lock:
             if name not in self._methods:
-                self._methods[name] = self._build(name)
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._methods[name] = self.retrievers[name](self)
             return self._methods[name]
 
-    def _build(self, name: str) -> Any:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        if name in ("bm25", "bm25-text"):
-            field = "spec" if name == "bm25" else "text"
-            path = self.directory / f"{name}.json"
-            before = self._previous.get(name)
-            cached = before.tokens if before is not None else BM25Retriever.cached(path)
-            retriever = BM25Retriever(self.docs, field, cached)
-            if retriever.reused != len(self.docs):
-                retriever.save(path)
-            return retriever
-        if name == "bm25-rewrite":
-            return RewriteRetriever(self.method("bm25"), self.kb)
-        if name == "embedding":
-            from privacy_checklist.kg.extras import MissingExtra
-            from privacy_checklist.retrieval.embedding import EmbeddingRetriever
+    def previous(self, name: str) -> Retriever | None:
+        """The method ``name`` as built on the norms before they changed (to update it rather
+        than build it again), or None."""
+        return self._previous.get(name)
 
-            try:
-                before = self._previous.get("embedding")
-                if before is not None:
-                    before.sync(self.docs)
-                    return before
-                return EmbeddingRetriever(
-                    self.docs, self.directory / "chroma", self.chroma_url, self.model_path
-                )
-            except MissingExtra:
-                raise  # an extra to install, not an index to rebuild
-            except Exception as exc:  # chromadb raises many kinds; all mean the same here
-                where = self.chroma_url or self.directory / "chroma"
-                raise IndexUnavailable(
-                    f"{where}: the embedding index cannot be opened ({type(exc).__name__}: {exc}); "
-                    "delete the folder to rebuild it, check the Chroma server, or search with "
-                    "--method bm25 / --no-embeddings"
-                ) from exc
-        if name == "ci-es":
+    def role_similarity(self) -> Callable[[str, set[str]], float]:
+        """The similarity of role names by their embeddings (computed once per index)."""
+        if self._similarity is None:
             from privacy_checklist.retrieval.cies import role_similarity
 
-            if self.embeddings and self._similarity is None:
-                self._similarity = role_similarity(self.kb.roles)
-            return CIESRetriever(
-                self.docs,
-                self._norms,
-                self.kb.roles,
-                self.kb.attributes,
-                self._similarity if self.embeddings else None,
-            )
-        # chosen on synthetic train cases only (python bench/retrieval.py --child select)
-        legs = ["bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es"]
-        parts = [self.method(leg) for leg in legs if leg != "embedding" or self.embeddings]
-        return HybridRetriever(parts, self.kb.refs_out, self._norms, self.by_node)
+            self._similarity = role_similarity(self.kb.roles)
+        return self._similarity
 
     def search(
         self, query: object, method: str = "hybrid", k: int = 10, filters: Filters = NO_FILTERS

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from privacy_checklist.kg.ids import RegId
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
@@ -23,7 +24,7 @@ _TOKEN = re.compile(
 
 
 @lru_cache(maxsize=1)
-def _stemmer():  # -> nltk.stem.PorterStemmer
+def _stemmer() -> Any:  # nltk.stem.PorterStemmer (NLTK ships no types)
     from nltk.stem import PorterStemmer
 
     return PorterStemmer()
@@ -31,7 +32,7 @@ def _stemmer():  # -> nltk.stem.PorterStemmer
 
 @lru_cache(maxsize=50_000)
 def _stem(word: str) -> str:
-    return _stemmer().stem(word)
+    return str(_stemmer().stem(word))
 
 
 def tokenize(text: str) -> list[str]:

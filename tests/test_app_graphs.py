@@ -76,7 +76,7 @@ def test_surgeon_resolves_to_health_care_provider_with_a_drawn_path(
     shipped: kbmod.KnowledgeBase,
 ) -> None:
     at = resolve(open_page(), "surgeon")
-    expected = shipped.role_resolver(False).resolve("surgeon", 3)
+    expected = shipped.role_resolver(embeddings=False).resolve("surgeon", 3)
     assert expected[0].target == "health care provider"
     shown = results(at)
     assert shown.startswith("**1. health care provider**")
@@ -101,7 +101,7 @@ def test_surgeon_resolves_to_health_care_provider_with_a_drawn_path(
 
 def test_attribute_phrases_reach_hipaa_information_types(shipped: kbmod.KnowledgeBase) -> None:
     at = open_page()
-    resolver = shipped.attribute_resolver(False)
+    resolver = shipped.attribute_resolver(embeddings=False)
     for phrase in ("surgery operative report", "operative report", "medical records"):
         resolve(at, phrase, "attributes")
         expected = resolver.resolve(phrase, 3)
@@ -218,11 +218,11 @@ def test_embedding_fallback_can_be_turned_on(shipped: kbmod.KnowledgeBase) -> No
     """An unknown name ("Medicorp Inc") reaches a role by sentence embeddings when asked to."""
     phrase = "Medicorp Inc"
     at = resolve(open_page(), phrase)
-    assert not shipped.role_resolver(False).resolve(phrase, 3)
+    assert not shipped.role_resolver(embeddings=False).resolve(phrase, 3)
     assert at.warning[0].value.startswith(f"“{phrase}” resolves to no HIPAA role")
     at.checkbox(key="graphs-embeddings").check()
     resolve(at, phrase)
-    expected = shipped.role_resolver(True).resolve(phrase, 3)
+    expected = shipped.role_resolver(embeddings=True).resolve(phrase, 3)
     assert expected and expected[0].via == "embedding"
     assert results(at).startswith(f"**1. {expected[0].target}** · score {expected[0].score:.2f}")
     assert "via embedding" in results(at)

@@ -201,7 +201,7 @@ index = RetrievalIndex(kb)
 assert index.search("a nurse", "bm25", 3)
 for call, extra in (
     (lambda: index.search("a nurse", "embedding", 3), "embeddings"),
-    (lambda: kb.role_resolver(True).resolve("Zorblaxian Quuxco", 1), "embeddings"),
+    (lambda: kb.role_resolver(embeddings=True).resolve("Zorblaxian Quuxco", 1), "embeddings"),
     (lambda: LLMClient(LLMConfig("http://127.0.0.1:9/v1", "m")), "llm"),
 ):
     try:

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from privacy_checklist.ingest.cases import read_cases
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.citations import ids_in
 from privacy_checklist.kg.ids import RegId, section_id
 from privacy_checklist.kg.search import SUGGESTIONS, TreeSearch, did_you_mean, unknown_id
 from privacy_checklist.reasoning.methods import check_ids, find_ids
 from privacy_checklist.retrieval.base import documents
-from privacy_checklist.retrieval.evaluate import _found, read_cases
+from privacy_checklist.retrieval.evaluate import _found, gold_ids
 
 
 @pytest.fixture(scope="module")
@@ -319,7 +320,7 @@ def test_gold_regulations_read_as_before(tree, shared: Path) -> None:
                 cells += [row.get(c) or "" for c in ("refer_id", "generate_regulation_ids")]
         cases = read_cases(path)
         for case in cases:
-            assert all(str(RegId.parse(g)) == g and g in tree for g in case.gold)
+            assert all(str(RegId.parse(g)) == g and g in tree for g in gold_ids(case))
     for cell in cells:
         if cell and not cell.lstrip().startswith("["):
             assert [str(f.id) for f in ids_in(cell)] == OLD_GOLD_ID.findall(cell)
@@ -335,7 +336,12 @@ def test_retrieval_scores_match_as_before(shared: Path) -> None:
     kb = kbmod.load(None)
     docs = [d.node for d in documents(kb)]
     golds = sorted(
-        {g for path in (shared / "cases").glob("*.csv") for c in read_cases(path) for g in c.gold}
+        {
+            g
+            for path in (shared / "cases").glob("*.csv")
+            for c in read_cases(path)
+            for g in gold_ids(c)
+        }
     )
     assert len(golds) > 300
     for gold in golds:

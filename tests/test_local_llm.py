@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from privacy_checklist.reasoning.local import INSTALL_HINT, LocalClient
-from privacy_checklist.reasoning.offline import Verdict
+from privacy_checklist.reasoning.verdict import Verdict
 
 LABELS = {"permit", "prohibit", "not_applicable"}
 CASES = "cases/val_generate_cases_hipaa_applicability.csv"
@@ -115,7 +115,7 @@ def test_an_overlong_prompt_is_cut_to_fit(client: LocalClient) -> None:
 @pytest.fixture(scope="module")
 def cases(shared: Path) -> list:
     """One real case of each gold label (the shortest), from the validation cases."""
-    from privacy_checklist.retrieval.evaluate import read_cases
+    from privacy_checklist.ingest.cases import read_cases
 
     chosen = {}
     for case in read_cases(shared / CASES):

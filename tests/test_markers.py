@@ -1,4 +1,4 @@
-"""Marker kinds, depth derivation and citation continuation: table-driven."""
+"""Marker kinds, label paths and citation continuation: table-driven."""
 
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ from privacy_checklist.ingest.markers import (
     LOWER,
     ROMAN,
     UPPER,
-    Marker,
     continue_path,
-    derive_depths,
-    find_markers,
-    int_to_roman,
     kinds_of,
     label_kind_ok,
-    marker_at,
     roman_to_int,
 )
 
@@ -46,11 +41,6 @@ def test_roman_to_int(text: str, value: int | None) -> None:
     assert roman_to_int(text) == value
 
 
-@pytest.mark.parametrize("value", range(1, 40))
-def test_roman_round_trip(value: int) -> None:
-    assert roman_to_int(int_to_roman(value)) == value
-
-
 @pytest.mark.parametrize(
     ("marker", "italic", "kinds"),
     [
@@ -71,83 +61,6 @@ def test_roman_round_trip(value: int) -> None:
 )
 def test_kinds_of(marker: str, italic: bool, kinds: tuple[str, ...]) -> None:
     assert kinds_of(marker, italic) == kinds
-
-
-@pytest.mark.parametrize(
-    ("kind", "position", "marker"),
-    [
-        (LOWER, 1, "a"),
-        (LOWER, 9, "i"),
-        (LOWER, 27, "aa"),
-        (ARABIC, 12, "12"),
-        (ROMAN, 4, "iv"),
-        (UPPER, 3, "C"),
-        (ITALIC_ROMAN, 2, "ii"),
-    ],
-)
-def test_marker_at(kind: str, position: int, marker: str) -> None:
-    assert marker_at(kind, position) == marker
-
-
-def _m(text: str, italic: bool = False) -> Marker:
-    return Marker(text, italic)
-
-
-A_TO_H = list("abcdefgh")
-A_TO_U = list("abcdefghijklmnopqrstu")
-
-
-@pytest.mark.parametrize(
-    ("markers", "depths"),
-    [
-        # (a)(1)(i)(A)(1)(i): six levels, the last two in italics
-        ([_m("a"), _m("1"), _m("i"), _m("A"), _m("1", True), _m("i", True)], [1, 2, 3, 4, 5, 6]),
-        # back up from deep nesting to a sibling at level 2
-        (["a", "1", "i", "ii", "2"], [1, 2, 3, 3, 2]),
-        # (i) right after (h) is the ninth letter
-        (["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"], [1] * 10),
-        # (i) under (h)(1) is a roman numeral, and (ii) confirms it
-        ([*A_TO_H, "1", "i", "ii"], [1] * 8 + [2, 3, 3]),
-        # (i) after (h)(1) followed by (j): the letter, decided by the next marker
-        ([*A_TO_H, "1", "i", "j"], [1] * 8 + [2, 1, 1]),
-        # (i) after (h)(2) followed by (1): the letter again, (1) its first child
-        ([*A_TO_H, "1", "2", "i", "1"], [1] * 8 + [2, 2, 1, 2]),
-        # (v) after (u) is a letter; after (iv) a numeral
-        ([*A_TO_U, "v"], [1] * 22),
-        (["a", "1", "i", "ii", "iii", "iv", "v"], [1, 2, 3, 3, 3, 3, 3]),
-        # upper-case letters at level 4
-        (["a", "1", "i", "A", "B", "ii"], [1, 2, 3, 4, 4, 3]),
-    ],
-)
-def test_derive_depths(markers: list, depths: list[int]) -> None:
-    assert derive_depths(markers) == depths
-
-
-@pytest.mark.parametrize(
-    "markers",
-    [
-        ["a", "c"],  # (b) skipped
-        ["a", "2"],  # (1) skipped
-        ["b"],  # a list must start at (a)
-        ["a", "1", "A"],  # a skipped level: no (i) between (1) and (A)
-    ],
-)
-def test_derive_depths_rejects_skips(markers: list[str]) -> None:
-    with pytest.raises(ValueError, match="cannot follow"):
-        derive_depths(markers)
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
-        ("(a)(1)(i) To the individual;", ["a", "1", "i"]),
-        ("(b) text (c)", ["b"]),
-        ("No marker", []),
-        ("(Business associate)", []),
-    ],
-)
-def test_find_markers(text: str, found: list[str]) -> None:
-    assert [m.text for m in find_markers(text)] == found
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,8 @@ from privacy_checklist.reasoning.methods import (
     find_ids,
     normalize_id,
 )
-from privacy_checklist.reasoning.offline import LABELS
 from privacy_checklist.reasoning.prompting import fence, neutralise, parse_answer
+from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
 from tests.scripted_llm import ScriptedLLM, client_for
 
@@ -147,11 +147,11 @@ def test_good_answer(llm, method, shipped, index, tmp_path) -> None:
     assert all(a["text"] for a in record["answers"])
     assert record["prompts"][0]["messages"][0]["role"] == "system"
     assert "<<<CASE\n" + CASE + "\nCASE>>>" in record["prompts"][0]["messages"][1]["content"]
-    assert verdict.raw and all(n["id"] in shipped.tree for n in verdict.norms)
+    assert verdict.raw and all(n.id in shipped.tree for n in verdict.norms)
     if method in ("bm25-content", "ci-es-content"):
         assert len(record["retrieved"]) == K and len(record["rule_checks"]) == K
         assert {c["judgment"] for c in record["rule_checks"]} == {"violate"}
-        assert [n["id"] for n in verdict.norms] == [r["id"] for r in record["retrieved"]]
+        assert [n.id for n in verdict.norms] == [r["id"] for r in record["retrieved"]]
         assert len(server.requests) == 1 + 1 + K  # first step, overall, one check per rule
     if method == "ci-es-content":
         flow = verdict.flows[0]
@@ -363,7 +363,7 @@ def test_per_rule_end_to_end(llm, shipped, index, tmp_path) -> None:
     assert [c["id"] for c in record["rule_checks"]] == hits
     assert [c["judgment"] for c in record["rule_checks"]] == ["violate", "unrelated", "unrelated"]
     assert record["overall"] == "permit" and verdict.label == "prohibit"
-    assert [n["id"] for n in verdict.norms] == [first]
+    assert [n.id for n in verdict.norms] == [first]
     assert "violated" in record["aggregation"]
 
     # out of scope is unrelated, whatever the judgment says; then the overall answer decides
@@ -489,8 +489,8 @@ def test_llm_flow_extractor(llm, shipped, tmp_path) -> None:
     with serve(llm, answers()) as server:
         extractor = LLMFlowExtractor(
             client_for(server, tmp_path),
-            shipped.role_resolver(False),
-            shipped.attribute_resolver(False),
+            shipped.role_resolver(embeddings=False),
+            shipped.attribute_resolver(embeddings=False),
         )
         extractor.prefetch([CASE, CASE])
         flow = extractor.main_flow(CASE)
@@ -511,8 +511,8 @@ def test_llm_flow_extractor(llm, shipped, tmp_path) -> None:
     with serve(llm, lambda b, n: "no idea") as server:
         extractor = LLMFlowExtractor(
             client_for(server, tmp_path / "2"),
-            shipped.role_resolver(False),
-            shipped.attribute_resolver(False),
+            shipped.role_resolver(embeddings=False),
+            shipped.attribute_resolver(embeddings=False),
         )
         assert extractor.main_flow(CASE) is None
         assert "no JSON object with flows" in extractor.failures[0][1]

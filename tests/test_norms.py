@@ -56,7 +56,10 @@ def test_rules_ci_reading(shipped: KnowledgeBase) -> None:
 def test_agreement_with_the_dev_file(shipped: KnowledgeBase, shared: Path) -> None:
     gold = read_paper_file(shared / "checklist" / "privacy_checklist_norms_dev.json")
     result = evaluate_against(
-        shipped.norms, gold, shipped.role_resolver(False), shipped.attribute_resolver(False)
+        shipped.norms,
+        gold,
+        shipped.role_resolver(embeddings=False),
+        shipped.attribute_resolver(embeddings=False),
     )
     assert result["n"] == 274 and result["missing"] == []
     # the targets: accuracy at least 0.85, macro-F1 at least 0.75

@@ -11,7 +11,8 @@ import pytest
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.reasoning.evaluate import metrics, read_log, run
-from privacy_checklist.reasoning.offline import LABELS, OfflineReasoner, data_path
+from privacy_checklist.reasoning.offline import OfflineReasoner, data_path
+from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
 
 CASE = (
@@ -32,11 +33,11 @@ def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> Non
     assert verdict.label in LABELS
     assert abs(sum(verdict.probabilities.values()) - 1) < 1e-6
     assert {"health care provider", "covered entity"} <= set(verdict.roles)
-    assert "protected health information" in verdict.types
+    assert "protected health information" in verdict.hipaa_types
     assert any(c["cue"] == "without_consent" for c in verdict.cues)
     assert len(verdict.reasoning) == 4 and verdict.reasoning[0].startswith("Applicability")
     for norm in verdict.norms:
-        assert norm["id"] in shipped.tree
+        assert norm.id in shipped.tree
     # the norms retrieval found are kept with the verdict (and so in eval's per-case log)
     retrieved = verdict.to_json()["retrieved"]
     assert {r["method"] for r in retrieved} == {"bm25-rewrite", "ci-es"}
@@ -46,8 +47,8 @@ def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> Non
 
 
 def test_train_on_synthetic_cases(shipped: KnowledgeBase, shared: Path, tmp_path: Path) -> None:
+    from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.reasoning.offline import train
-    from privacy_checklist.retrieval.evaluate import read_cases
 
     cases = read_cases(shared / "cases" / "train_generate_cases_hipaa_applicability.csv")
     by_label = {label: [c for c in cases if c.label == label] for label in ("Permit", "Forbid")}

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from privacy_checklist.app.cli import main
+from privacy_checklist.ingest.cases import case_label, read_case_file
 from privacy_checklist.reasoning.evaluate import RunStats, metrics, read_log, run
-from privacy_checklist.retrieval.evaluate import case_label, read_case_file
 from tests.scripted_llm import ScriptedLLM
 
 VAL = "val_generate_cases_hipaa_applicability.csv"

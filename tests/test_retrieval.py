@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from privacy_checklist.app.cli import main
+from privacy_checklist.ingest.cases import read_cases
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.retrieval.base import Filters, QueryError, documents
 from privacy_checklist.retrieval.bm25 import BM25Retriever
 from privacy_checklist.retrieval.cies import read_case
-from privacy_checklist.retrieval.evaluate import read_cases, score_case
+from privacy_checklist.retrieval.evaluate import gold_ids, score_case
 from privacy_checklist.retrieval.index import RetrievalIndex
 from privacy_checklist.retrieval.text import tokenize
 
@@ -178,10 +179,10 @@ def test_score_case(ranked, gold, level, hit1, hit10) -> None:
 
 def test_read_cases(shared: Path) -> None:
     real = read_cases(shared / "cases" / "goldcoin_real_dev_cases_hipaa_applicability.csv")
-    assert len(real) == 72 and sum(1 for c in real if c.gold) == 36
-    assert all(g.startswith("164.") or g.startswith("160.") for c in real for g in c.gold)
+    assert len(real) == 72 and sum(1 for c in real if gold_ids(c)) == 36
+    assert all(g.startswith("164.") or g.startswith("160.") for c in real for g in gold_ids(c))
     val = read_cases(shared / "cases" / "val_generate_cases_hipaa_applicability.csv")
-    assert val[0].gold[0] == "164.510(b)(4)"
+    assert gold_ids(val[0])[0] == "164.510(b)(4)"
     with pytest.raises(ValueError, match="no such case file"):
         read_cases(shared / "cases" / "missing.csv")
 

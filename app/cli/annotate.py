@@ -74,7 +74,7 @@ def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) 
         )
     except LLMError as exc:
         raise CliError(str(exc)) from exc
-    roles = kb.role_resolver(False)
+    roles = kb.role_resolver(embeddings=False)
 
     def resolve(phrases: Any) -> tuple[str, ...]:
         found = [roles.resolve(p, 1) for p in phrases]
@@ -116,7 +116,9 @@ def cmd_eval_norms(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     with open_store(args) as store:
         norms = store.effective(kb.norms)
-    result = evaluate_against(norms, gold, kb.role_resolver(False), kb.attribute_resolver(False))
+    result = evaluate_against(
+        norms, gold, kb.role_resolver(embeddings=False), kb.attribute_resolver(embeddings=False)
+    )
     if args.json:
         print_json(result)
         return 0

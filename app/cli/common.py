@@ -14,7 +14,7 @@ import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.ingest.ecfr import IngestError
 from privacy_checklist.ingest.ontology import OntologyError
@@ -22,6 +22,10 @@ from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.extras import MissingExtra
 from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
 from privacy_checklist.kg.roles import RoleGraphError
+
+if TYPE_CHECKING:
+    from privacy_checklist.ingest.cases import Case
+    from privacy_checklist.kg.store import NormStore
 
 WIDTH = 100  # columns of wrapped text
 
@@ -47,7 +51,7 @@ def store_path(args: argparse.Namespace) -> Path:
     return Path(args.store) if getattr(args, "store", None) else default_store_path()
 
 
-def open_store(args: argparse.Namespace, *, readonly: bool = False) -> Any:
+def open_store(args: argparse.Namespace, *, readonly: bool = False) -> NormStore:
     """The editors' store, opened to read only (nothing created) or to write."""
     from privacy_checklist.kg.store import NormStore, StoreError
 
@@ -74,10 +78,12 @@ def read_text_file(name: str) -> str:
         raise CliError(f"{name}: cannot be read ({exc.strerror or exc})") from exc
 
 
-def read_cases(path: str, *, command: str, limit: int | None, need_label: bool = True) -> list[Any]:
+def read_cases(
+    path: str, *, command: str, limit: int | None, need_label: bool = True
+) -> list[Case]:
     """The usable cases of the case file ``path`` (the first ``limit`` of them); each row skipped
     is reported on stderr by its line and why, and none usable is an error."""
-    from privacy_checklist.retrieval.evaluate import read_case_file
+    from privacy_checklist.ingest.cases import read_case_file
 
     try:
         found = read_case_file(Path(path), need_label=need_label)

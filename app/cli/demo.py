@@ -66,7 +66,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _print_resolved(kb: KnowledgeBase) -> None:
     """The demo's phrases resolved to roles and information types, with their paths."""
-    roles, attributes = kb.role_resolver(False), kb.attribute_resolver(False)
+    roles, attributes = kb.role_resolver(embeddings=False), kb.attribute_resolver(embeddings=False)
     for phrase in DEMO_ROLES:
         found = roles.resolve(phrase, 1)
         print(f"  {phrase}: " + (" → ".join(found[0].path[1:]) if found else "no HIPAA role"))

@@ -7,8 +7,9 @@ import argparse
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.app.cli.common import CliError, load_kb, print_json, read_cases
 from privacy_checklist.app.cli.options import cases_option, json_option, limit_option
@@ -22,6 +23,11 @@ from privacy_checklist.app.cli.reasoning import (
 )
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.methods import OFFLINE_METHODS
+
+if TYPE_CHECKING:
+    from privacy_checklist.ingest.cases import Case
+    from privacy_checklist.reasoning.evaluate import RunStats
+    from privacy_checklist.reasoning.verdict import Reasoner
 
 
 def cmd_eval_verdicts(args: argparse.Namespace) -> int:
@@ -79,7 +85,11 @@ def cmd_eval_verdicts(args: argparse.Namespace) -> int:
 
 
 def _evaluate_method(
-    args: argparse.Namespace, cases: list[Any], method: str, reasoner: Any, stats: dict[str, Any]
+    args: argparse.Namespace,
+    cases: list[Case],
+    method: str,
+    reasoner: Reasoner,
+    stats: dict[str, RunStats],
 ) -> tuple[dict[str, Any], str | None]:
     """Decide the cases with one method (logged cases reused), write its metrics and confusion
     matrix; returns the metrics and a note on the cases left undecided, if any."""
@@ -87,6 +97,7 @@ def _evaluate_method(
 
     from privacy_checklist.reasoning.evaluate import confusion_png, metrics, run
     from privacy_checklist.reasoning.methods import decision_settings
+    from privacy_checklist.reasoning.verdict import Verdict
 
     out = Path(args.out)
     bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
@@ -95,7 +106,7 @@ def _evaluate_method(
         records = run(
             cases,
             method,
-            lambda text, r=reasoner: r.check(text).to_json(),
+            partial(_decide, reasoner),
             out,
             bar.update,
             workers=1 if local else max(1, args.parallel),
@@ -113,17 +124,23 @@ def _evaluate_method(
     confusion_png(result, f"{method} on {Path(args.cases).name}", out / f"{method}.confusion.png")
     if not result["request_failures"]:
         return result, None
-    first = next((r.get("failure") for r in records if r.get("failure")), "no answer")
+    failures = (Verdict.from_json(r).failure for r in records)
+    first = next((failure for failure in failures if failure), "no answer")
     return result, (
         f"{result['request_failures']} of {len(records)} cases undecided by {method} ({first})"
     )
 
 
+def _decide(reasoner: Reasoner, text: str) -> dict[str, Any]:
+    """A verdict on ``text`` as the evaluation logs it."""
+    return reasoner.check(text).to_json()
+
+
 def cmd_reasoner_train(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from privacy_checklist.ingest.cases import read_cases as read_case_list
     from privacy_checklist.reasoning.offline import MODEL_FILES, data_path, train
-    from privacy_checklist.retrieval.evaluate import read_cases as read_case_list
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     # the shipped machine norms, never a user's store: the model that ships must not depend

@@ -8,10 +8,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.app.cli.common import CliError, load_kb, print_json
 from privacy_checklist.app.cli.options import json_option
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.concepts import Match, Resolver
 
 SHOWN_PHRASE = 80  # characters of a phrase in a text line
 
@@ -35,15 +38,15 @@ def _phrases(args: argparse.Namespace) -> list[str]:
     return phrases
 
 
-def _resolver(args: argparse.Namespace) -> Any:
+def _resolver(args: argparse.Namespace) -> Resolver:
     """The resolver of ``args.graph`` (roles or attributes), with or without embeddings."""
     kb = load_kb(args)
     if args.graph == "roles":
-        return kb.role_resolver(args.embeddings)
-    return kb.attribute_resolver(args.embeddings)
+        return kb.role_resolver(embeddings=args.embeddings)
+    return kb.attribute_resolver(embeddings=args.embeddings)
 
 
-def _match_json(match: Any, roles: bool) -> dict[str, Any]:
+def _match_json(match: Match, roles: bool) -> dict[str, Any]:
     row: dict[str, Any] = (
         {"role": match.target}
         if roles
@@ -89,7 +92,9 @@ def cmd_eval_resolution(args: argparse.Namespace) -> int:
     except LabelFileError as exc:
         raise CliError(str(exc)) from exc
     resolver = (
-        kb.role_resolver(args.embeddings) if roles else kb.attribute_resolver(args.embeddings)
+        kb.role_resolver(embeddings=args.embeddings)
+        if roles
+        else kb.attribute_resolver(embeddings=args.embeddings)
     )
     label_of = (lambda m: m.target if m else "none") if roles else information_type
     result = evaluate_resolution(resolver, rows, label_of)

@@ -90,7 +90,7 @@ def _ingest(args: argparse.Namespace) -> int:
 
     out = Path(args.out or args.kb or DEFAULT_OUT)
     try:  # refuse at once, not after the build
-        atomic.check_dir_target(out, kbmod.not_a_knowledge_base, args.force)
+        atomic.check_dir_target(out, kbmod.not_a_knowledge_base, force=args.force)
     except (atomic.OutputRefused, OSError) as exc:
         raise CliError(_output_error(out, exc)) from exc
     pages = _read_pages(kbmod.iter_sources(args.source or _default_sources()), args.timeout)
@@ -122,7 +122,7 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(built: Any, out: Path) -> None:
+def _report(built: kbmod.KnowledgeBase, out: Path) -> None:
     """The built knowledge base's counts; its unresolved citations on stderr."""
     stats = built.stats()
     refs = stats["references"]

@@ -61,7 +61,7 @@ def print_stats(kb: KnowledgeBase) -> None:
         print(f"{name:<{width}}  {value:>6}")
 
 
-def print_node(kb: KnowledgeBase, node_id: str, spec: bool = False) -> None:
+def print_node(kb: KnowledgeBase, node_id: str, *, spec: bool = False) -> None:
     """A node as ``pcheck show`` prints it (``spec``: with its full specification)."""
     report = node_report(kb, node_id)
     print(f"{report['id']}  ({report['kind']})")

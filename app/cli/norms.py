@@ -10,13 +10,19 @@ import argparse
 import contextlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.app.cli.common import CliError, load_kb, open_store, print_json
 from privacy_checklist.app.cli.options import EDITORS_STORE_HELP, json_option, store_option
 
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.kg.norms import Norm
+    from privacy_checklist.kg.store import NormStore, Record
+
+Baseline = Mapping[str, "Norm"]  # the machine annotation, by node id
 NORMS_READ_ONLY = ("show", "history", "export")  # actions that open the store only to read
 
 
@@ -35,7 +41,7 @@ def cmd_norms(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
 
 
-def _norm_view(record: Any) -> dict[str, Any]:
+def _norm_view(record: Record) -> dict[str, Any]:
     norm = record.norm.to_json()
     norm["annotation_version"] = norm.pop("version")
     return {
@@ -48,7 +54,7 @@ def _norm_view(record: Any) -> dict[str, Any]:
     }
 
 
-def _show(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
+def _show(args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore) -> int:
     view = _norm_view(store.current(args.id, baseline))
     if args.json:
         print_json(view)
@@ -58,7 +64,9 @@ def _show(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
     return 0
 
 
-def _history(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
+def _history(
+    args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore
+) -> int:
     store.current(args.id, baseline)  # refuses an id that is not an annotated paragraph
     rows = store.history(args.id)
     if args.json:
@@ -75,7 +83,7 @@ def _history(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> in
     return 0
 
 
-def _edit(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
+def _edit(args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore) -> int:
     changes: dict[str, Any] = {}
     for item in args.set or []:
         key, sep, value = item.partition("=")
@@ -89,14 +97,18 @@ def _edit(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
     return 0
 
 
-def _set_status(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
+def _set_status(
+    args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore
+) -> int:
     status = "validated" if args.action == "validate" else "rejected"
     record = store.set_status(args.id, status, args.editor, args.version, baseline, args.comment)
     print(f"{args.id}: {status} at version {record.version} by {record.updated_by}")
     return 0
 
 
-def _export(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
+def _export(
+    args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore
+) -> int:
     data = store.export(baseline, kb.tree)
     out = Path(args.out)
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
@@ -113,7 +125,9 @@ def _export(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int
     return 0
 
 
-def _import(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int:
+def _import(
+    args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore
+) -> int:
     result = store.import_file(Path(args.file), args.editor, baseline)
     print(
         f"Imported {len(result.imported)} norms from {args.file}"
@@ -122,7 +136,7 @@ def _import(args: argparse.Namespace, kb: Any, baseline: Any, store: Any) -> int
     return 0
 
 
-Action = Callable[[argparse.Namespace, Any, Any, Any], int]
+Action = Callable[[argparse.Namespace, "KnowledgeBase", "Baseline", "NormStore"], int]
 ACTIONS: dict[str, Action] = {
     "show": _show,
     "history": _history,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.app.cli.common import (
     WIDTH,
@@ -25,8 +25,13 @@ from privacy_checklist.app.cli.options import (
     reading_store_option,
 )
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.methods import DEFAULT_K, OFFLINE_METHODS, REQUEST_FAILURE
+from privacy_checklist.reasoning.methods import DEFAULT_K, OFFLINE_METHODS
 from privacy_checklist.reasoning.methods import METHODS as REASONING_METHODS
+
+if TYPE_CHECKING:
+    from privacy_checklist.reasoning.llm import Client
+    from privacy_checklist.reasoning.verdict import Reasoner, Verdict
+    from privacy_checklist.retrieval.index import RetrievalIndex
 
 FLOW_PARTS = ("sender", "recipient", "subject", "information", "purpose", "consent")
 METHODS_TEXT = (
@@ -88,10 +93,9 @@ def selected_methods(value: str) -> list[str]:
     return methods
 
 
-def llm_client(args: argparse.Namespace) -> Any:
+def llm_client(args: argparse.Namespace) -> Client:
     """The LLM client of the ``--llm-*`` options (or the PCHECK_LLM_* environment)."""
-    from privacy_checklist.reasoning.llm import LLMError
-    from privacy_checklist.reasoning.methods import build_client
+    from privacy_checklist.reasoning.llm import LLMError, build_client
 
     try:
         return build_client(
@@ -106,14 +110,16 @@ def llm_client(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from exc
 
 
-def reasoning_index(kb: KnowledgeBase, directory: str | None) -> Any:
+def reasoning_index(kb: KnowledgeBase, directory: str | None) -> RetrievalIndex:
     """The retrieval index the methods search (BM25 and CI-ES: no embedding model)."""
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     return RetrievalIndex(kb, Path(directory) if directory else None, embeddings=False)
 
 
-def build_reasoner(method: str, kb: KnowledgeBase, index: Any, client: Any, k: int) -> Any:
+def build_reasoner(
+    method: str, kb: KnowledgeBase, index: RetrievalIndex, client: Client | None, k: int
+) -> Reasoner:
     """The method's pipeline (``client``: None for the offline methods)."""
     from privacy_checklist.reasoning.llm import LLMError
     from privacy_checklist.reasoning.methods import build_method
@@ -141,7 +147,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check_case(build_reasoner(method, kb, index, client, args.k), text, as_json=args.json)
 
 
-def check_case(reasoner: Any, text: str, *, as_json: bool = False) -> int:
+def check_case(reasoner: Reasoner, text: str, *, as_json: bool = False) -> int:
     """Decide ``text`` with ``reasoner`` and print the verdict (as JSON with ``as_json``); a
     request that failed is an error, after the JSON."""
     from privacy_checklist.retrieval.base import QueryError
@@ -150,30 +156,28 @@ def check_case(reasoner: Any, text: str, *, as_json: bool = False) -> int:
         verdict = reasoner.check(text)
     except QueryError as exc:
         raise CliError(str(exc)) from exc
-    undecided = verdict.label == REQUEST_FAILURE  # no verdict: the request, not the method
     if as_json:
         print_json(verdict.to_json())
-    if undecided:
-        raise CliError(str(getattr(verdict, "failure", None) or "LLM request failed"))
+    if verdict.request_failed:  # no verdict: the request, not the method
+        raise CliError(verdict.failure or "LLM request failed")
     if not as_json:
         print_verdict(verdict)
     return 0
 
 
-def print_verdict(verdict: Any) -> None:
+def print_verdict(verdict: Verdict) -> None:
     """The verdict, the paragraphs it rests on, the flows, the reasoning and the raw answers."""
     shown = ", ".join(f"{k} {v:.2f}" for k, v in verdict.probabilities.items())
     print(f"Verdict: {verdict.label.replace('_', ' ')}" + (f"  ({shown})" if shown else ""))
-    failure = getattr(verdict, "failure", None)
-    if failure:
-        print(f"Parse failure: {failure}")
+    if verdict.failure:
+        print(f"Parse failure: {verdict.failure}")
     print(
-        "Rests on: " + (", ".join(n["id"] for n in verdict.norms) or "none (not covered by HIPAA)")
+        "Rests on: " + (", ".join(n.id for n in verdict.norms) or "none (not covered by HIPAA)")
         if verdict.method in OFFLINE_METHODS or verdict.norms
         else "Rests on: no paragraph named"
     )
     for norm in verdict.norms:
-        print(wrap(f"{norm['id']}: {norm['text']}", "  "))
+        print(wrap(f"{norm.id}: {norm.text}", "  "))
     for number, flow in enumerate(verdict.flows, start=1):
         parts = [
             f"{key}: “{part['text']}” ({part['resolved'] or '?'})"
@@ -189,7 +193,7 @@ def print_verdict(verdict: Any) -> None:
     for step in verdict.reasoning:
         print(textwrap.fill(step, WIDTH, initial_indent="  - ", subsequent_indent="    "))
     if verdict.method not in OFFLINE_METHODS:
-        print(f"Raw answer{'s' if len(getattr(verdict, 'calls', [])) > 1 else ''}:")
+        print(f"Raw answer{'s' if len(verdict.calls) > 1 else ''}:")
         print(wrap(verdict.raw, "  "))
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.app.cli.common import CliError, load_kb, print_json, read_cases, wrap
 from privacy_checklist.app.cli.options import (
@@ -18,18 +19,24 @@ from privacy_checklist.app.cli.options import (
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.retrieval.index import METHODS as RETRIEVAL_METHODS
 
+if TYPE_CHECKING:
+    from privacy_checklist.retrieval.base import Filters
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
 SHOWN_TEXT = 300  # characters of a hit's paragraph printed
 
 
-def _filters(args: argparse.Namespace) -> Any:
+def _filters(args: argparse.Namespace) -> Filters:
     from privacy_checklist.retrieval.base import Filters
 
     return Filters(
-        frozenset(args.norm_type or ()), frozenset(args.part or ()), frozenset(args.section or ())
+        norm_types=frozenset(args.norm_type or ()),
+        parts=frozenset(args.part or ()),
+        sections=frozenset(args.section or ()),
     )
 
 
-def _index(args: argparse.Namespace, kb: KnowledgeBase) -> Any:
+def _index(args: argparse.Namespace, kb: KnowledgeBase) -> RetrievalIndex:
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     return RetrievalIndex(
@@ -39,6 +46,11 @@ def _index(args: argparse.Namespace, kb: KnowledgeBase) -> Any:
         args.model_path,
         embeddings=not args.no_embeddings,
     )
+
+
+def _ranked(index: RetrievalIndex, method: str, k: int, query: str) -> list[str]:
+    """The ids of the top ``k`` hits of ``method`` for ``query``."""
+    return [hit.node for hit in index.search(query, method, k)]
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -71,6 +83,7 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from privacy_checklist.retrieval.evaluate import evaluate as evaluate_retrieval
+    from privacy_checklist.retrieval.evaluate import gold_ids
 
     kb = load_kb(args)
     cases = read_cases(args.cases, command=args.command, limit=args.limit, need_label=False)
@@ -78,14 +91,14 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     results = {}
     for method in args.method.split(","):
         bar = tqdm(
-            total=sum(1 for c in cases if c.gold),
+            total=sum(1 for c in cases if gold_ids(c)),
             desc=f"{method}",
             unit="case",
             file=sys.stderr,
             disable=None,
         )
         results[method] = evaluate_retrieval(
-            cases, lambda q, m=method: [h.node for h in index.search(q, m, args.k)], bar.update
+            cases, partial(_ranked, index, method, args.k), bar.update
         )
         bar.close()
     if args.json:

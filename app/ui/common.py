@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.kg.store import NormStore
+    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.retrieval.index import RetrievalIndex
 
 MAX_CASE_CHARS = 50_000  # the longest narrative the check page accepts
 
@@ -29,37 +35,37 @@ def _where() -> tuple[str, str, str]:
     )
 
 
-def kb() -> Any:
+def kb() -> KnowledgeBase:
     """The knowledge base, its norms the store's effective view (followed as editors change
     it: the index and reasoners read ``kb().norms``)."""
     return _kb(*_where()[:2])
 
 
 @st.cache_resource(show_spinner="Loading the knowledge base ...")
-def _kb(where: str, store: str) -> Any:
+def _kb(where: str, store: str) -> KnowledgeBase:
     from privacy_checklist.kg import kb as kbmod
 
     return kbmod.load(where or None, store=store)
 
 
-def index() -> Any:
+def index() -> RetrievalIndex:
     """The retrieval index over :func:`kb` (it re-indexes what an editor changed)."""
     return _index(*_where())
 
 
 @st.cache_resource(show_spinner="Opening the retrieval index ...")
-def _index(where: str, store: str, folder: str) -> Any:
+def _index(where: str, store: str, folder: str) -> RetrievalIndex:
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     return RetrievalIndex(_kb(where, store), Path(folder) if folder else None, embeddings=False)
 
 
-def offline_reasoner(fast: bool = False) -> Any:
+def offline_reasoner(*, fast: bool = False) -> OfflineReasoner:
     return _offline_reasoner(*_where(), fast)
 
 
 @st.cache_resource(show_spinner="Loading the offline reasoner ...")
-def _offline_reasoner(where: str, store: str, folder: str, fast: bool) -> Any:
+def _offline_reasoner(where: str, store: str, folder: str, fast: bool) -> OfflineReasoner:
     from privacy_checklist.reasoning.offline import OfflineReasoner
 
     return OfflineReasoner(_kb(where, store), _index(where, store, folder), fast=fast)
@@ -72,7 +78,7 @@ def store_path() -> Path:
     return default_store_path()
 
 
-def store(readonly: bool = True) -> Any:
+def store(*, readonly: bool = True) -> NormStore:
     """The editors' store (a new connection per call: SQLite connections are per thread).
     Read-only unless asked (``readonly=False``, to save an edit or a review): looking never
     creates the store, and a store on a read-only file system can still be read."""

@@ -16,7 +16,7 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -24,6 +24,7 @@ import streamlit as st
 from privacy_checklist.app.samples import DEMO_CASE, SAMPLES
 from privacy_checklist.app.ui import common
 from privacy_checklist.reasoning.methods import OFFLINE_METHODS
+from privacy_checklist.reasoning.verdict import CitedNorm, Reasoner, Verdict
 
 PART_KINDS = ("sender", "recipient", "subject", "information", "purpose", "consent", "verb")
 PART_COLORS = {
@@ -87,8 +88,8 @@ def _flat(text: Any) -> str:
 
 
 def _snippet(text: Any, width: int = SNIPPET) -> str:
-    text = _flat(text)
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+    flat = _flat(text)
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
 def part_span(text: str, part: Any) -> tuple[int, int] | None:
@@ -135,7 +136,7 @@ def highlight_html(text: str, flows: Sequence[dict[str, Any]]) -> str:
         for kind in PART_KINDS:
             part = flow.get(kind)
             where = part_span(text, part)
-            if where is None:
+            if where is None or not isinstance(part, dict):
                 continue
             resolved = str(part.get("resolved") or "")
             spans.setdefault((*where, kind), []).append(
@@ -166,11 +167,13 @@ def flow_table(flow: dict[str, Any], text: str | None = None) -> str:
         part = flow.get(kind)
         if not isinstance(part, dict) or not str(part.get("text") or "").strip():
             continue
+        span: tuple[int, int] | None = None
         if text is not None:
             span = part_span(text, part)
         else:
             start, end = part.get("start"), part.get("end")
-            span = (start, end) if isinstance(start, int) and start >= 0 else None
+            if isinstance(start, int) and isinstance(end, int) and start >= 0:
+                span = (start, end)
         where = f"{span[0]}–{span[1]}" if span else "not in the text"
         resolved = _flat(part.get("resolved"))
         rows.append(
@@ -186,19 +189,14 @@ def flow_title(number: int, flow: dict[str, Any]) -> str:
     return f"Flow {number}" + (f": “{common.md_escape(said)}”" if said else "")
 
 
-def norm_lines(norms: Sequence[Any]) -> list[str]:
+def norm_lines(norms: Sequence[CitedNorm]) -> list[str]:
     """Markdown list items: each norm's id as a link to its paragraph, its type and text."""
     lines = []
     for norm in norms:
-        if isinstance(norm, str):
-            norm = {"id": norm}
-        if not isinstance(norm, dict) or not norm.get("id"):
-            continue
-        kind = f" ({norm['norm_type']})" if norm.get("norm_type") else ""
-        text = _snippet(norm.get("text"), 600)
+        kind = f" ({norm.norm_type})" if norm.norm_type else ""
+        text = _snippet(norm.text, 600)
         lines.append(
-            f"- {common.node_link(str(norm['id']))}{kind}"
-            + (f": {common.md_escape(text)}" if text else "")
+            f"- {common.node_link(norm.id)}{kind}" + (f": {common.md_escape(text)}" if text else "")
         )
     return lines
 
@@ -207,38 +205,43 @@ def label_text(label: Any) -> str:
     return LABEL_TEXT.get(str(label), str(label).replace("_", " "))
 
 
+def _verdict(verdict: Verdict | Mapping[str, Any]) -> Verdict:
+    """A verdict, or its JSON (as kept in the session and logged) read back."""
+    return verdict if isinstance(verdict, Verdict) else Verdict.from_json(verdict)
+
+
+def _asked_a_model(verdict: Verdict) -> bool:
+    return verdict.method not in ("", *OFFLINE_METHODS)
+
+
 def report_markdown(
-    text: str, verdict: dict[str, Any], hits: Sequence[dict[str, Any]] | None = None
+    text: str, verdict: Verdict | Mapping[str, Any], hits: Sequence[dict[str, Any]] | None = None
 ) -> str:
     """A Markdown report of a check: the verdict, the case, the norms it rests on, the flows,
     the reasoning, the retrieved norms and (LLM methods) the raw answers."""
-    label = str(verdict.get("verdict"))
+    found = _verdict(verdict)
+    label = found.label
     out = [
         "# Privacy check",
         "",
         f"**Verdict: {label_text(label)}** (`{label}`)",
         "",
-        f"- Method: {verdict.get('method') or 'offline'}"
-        + (f" ({verdict['llm']})" if verdict.get("llm") else ""),
+        f"- Method: {found.method or 'offline'}" + (f" ({found.llm})" if found.llm else ""),
     ]
-    probabilities = verdict.get("probabilities") or {}
-    if probabilities:
+    if found.probabilities:
         out.append(
             "- Probabilities: "
-            + ", ".join(f"{k.replace('_', ' ')} {float(v):.2f}" for k, v in probabilities.items())
+            + ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in found.probabilities.items())
         )
-    if verdict.get("failure"):
-        out.append(f"- Failure: {_flat(verdict['failure'])}")
+    if found.failure:
+        out.append(f"- Failure: {_flat(found.failure)}")
     out += ["", "## The case", ""]
     out += [f"> {line}" if line.strip() else ">" for line in text.splitlines()] or [">"]
     out += ["", "## The norms it rests on", ""]
-    norms = verdict.get("norms") or []
-    if norms:
-        for norm in norms:
-            if isinstance(norm, str):
-                norm = {"id": norm}
-            kind = f" ({norm['norm_type']})" if norm.get("norm_type") else ""
-            out.append(f"- **{norm.get('id')}**{kind}: {_flat(norm.get('text'))}".rstrip(": "))
+    if found.norms:
+        for norm in found.norms:
+            kind = f" ({norm.norm_type})" if norm.norm_type else ""
+            out.append(f"- **{norm.id}**{kind}: {_flat(norm.text)}".rstrip(": "))
     else:
         out.append(
             "None: not covered by HIPAA."
@@ -246,11 +249,11 @@ def report_markdown(
             else "No paragraph was named."
         )
     out += ["", "## The flows", ""]
-    flows = [f for f in verdict.get("flows") or [] if isinstance(f, dict)]
-    if not flows:
+    if not found.flows:
         out.append("No flow was read from the case.")
-    for number, flow in enumerate(flows, start=1):
-        verb = flow.get("verb") if isinstance(flow.get("verb"), dict) else {}
+    for number, flow in enumerate(found.flows, start=1):
+        said = flow.get("verb")
+        verb = said if isinstance(said, dict) else {}
         out += [
             f"### Flow {number}" + (f": “{_flat(verb.get('text'))}”" if verb.get("text") else ""),
             "",
@@ -271,7 +274,7 @@ def report_markdown(
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     out += ["", "## Reasoning", ""]
-    out += [f"- {_flat(step)}" for step in verdict.get("reasoning") or []] or ["(none given)"]
+    out += [f"- {_flat(step)}" for step in found.reasoning] or ["(none given)"]
     if hits:
         out += ["", f"## Retrieved norms ({HITS_METHOD})", ""]
         out += [
@@ -280,18 +283,16 @@ def report_markdown(
             + ")"
             for rank, h in enumerate(hits, start=1)
         ]
-    answers = verdict.get("answers") or []
-    if answers or (verdict.get("method") not in (None, *OFFLINE_METHODS) and verdict.get("raw")):
+    if found.calls or (_asked_a_model(found) and found.raw):
         out += ["", "## The model's raw answers", ""]
-        if not answers:
-            out += ["```text", str(verdict.get("raw")), "```"]
-        for answer in answers:
-            said = answer.get("text")
+        if not found.calls:
+            out += ["```text", found.raw, "```"]
+        for call in found.calls:
             out += [
-                f"### {answer.get('step') or 'answer'}",
+                f"### {call.step or 'answer'}",
                 "",
                 "```text",
-                str(said) if said is not None else f"(no answer: {answer.get('error')})",
+                call.text if call.text is not None else f"(no answer: {call.error})",
                 "```",
                 "",
             ]
@@ -309,14 +310,15 @@ def _llm_env() -> tuple[str, str]:
 
 
 @st.cache_resource(show_spinner="Preparing the method ...", max_entries=16)
-def _llm_method(name: str, k: int, base_url: str, model: str) -> Any:
-    from privacy_checklist.reasoning.methods import build_client, build_method
+def _llm_method(name: str, k: int, base_url: str, model: str) -> Reasoner:
+    from privacy_checklist.reasoning.llm import build_client
+    from privacy_checklist.reasoning.methods import build_method
 
     client = build_client("openai", base_url or None, model or None)
     return build_method(name, common.kb(), common.index(), client, k=k)
 
 
-def reasoner(name: str, k: int) -> Any:
+def reasoner(name: str, k: int) -> Reasoner:
     """The method's pipeline, built once per server (the offline reasoner is shared)."""
     if name == "offline":
         return common.offline_reasoner()
@@ -354,7 +356,7 @@ def run_check(text: str, method: str, k: int) -> dict[str, Any]:
         text = text[: common.MAX_CASE_CHARS]
     started = time.perf_counter()
     try:
-        verdict = reasoner(method, k).check(text).to_json()
+        verdict = reasoner(method, k).check(text)
         hits = retrieval_hits(text)
     except Exception as exc:  # the engine's errors are shown as one line, never a traceback
         return {"error": one_line(exc), "method": method}
@@ -365,13 +367,13 @@ def run_check(text: str, method: str, k: int) -> dict[str, Any]:
         notices.append(
             f"A narrative over {min(FLOW_CHARS, MAX_QUERY_CHARS):,} characters is long: the "
             f"retrieval reads its first {MAX_QUERY_CHARS:,} characters"
-            + ("" if verdict.get("flows") else ", and no flows were read from it")
+            + ("" if verdict.flows else ", and no flows were read from it")
             + "."
         )
     return {
         "text": text,
         "method": method,
-        "verdict": verdict,
+        "verdict": verdict.to_json(),
         "hits": hits,
         "seconds": time.perf_counter() - started,
         "notices": notices,
@@ -486,42 +488,40 @@ def render() -> None:
 
 
 def show_result(result: dict[str, Any]) -> None:
-    verdict, text = result["verdict"], result["text"]
+    verdict, text = _verdict(result["verdict"]), result["text"]
     for notice in result.get("notices", []):
         st.warning(notice)
     if result.get("input") is not None and result["input"] != st.session_state.get(NARRATIVE):
         st.caption("The narrative has changed since this check: press Check again.")
-    label = str(verdict.get("verdict"))
+    label = verdict.label
     color = LABEL_COLOR.get(label, "orange")
     st.markdown(f"## Verdict: :{color}[**{label_text(label)}**]")
     st.caption(
         f"`{label}` by the {result['method']} method"
-        + (f" ({verdict['llm']})" if verdict.get("llm") else "")
+        + (f" ({verdict.llm})" if verdict.llm else "")
         + f", in {result['seconds']:.2f} s"
     )
-    if verdict.get("failure"):
-        st.warning(f"Why there is no verdict: {_flat(verdict['failure'])}")
-    probabilities = verdict.get("probabilities") or {}
-    if probabilities:
-        columns = st.columns(len(probabilities))
-        for column, (name, value) in zip(columns, probabilities.items(), strict=True):
-            column.metric(label_text(name), f"{float(value):.0%}")
-            column.progress(min(1.0, max(0.0, float(value))))
+    if verdict.failure:
+        st.warning(f"Why there is no verdict: {_flat(verdict.failure)}")
+    if verdict.probabilities:
+        columns = st.columns(len(verdict.probabilities))
+        for column, (name, value) in zip(columns, verdict.probabilities.items(), strict=True):
+            column.metric(label_text(name), f"{value:.0%}")
+            column.progress(min(1.0, max(0.0, value)))
 
     st.subheader("The flows in the case")
-    flows = [f for f in verdict.get("flows") or [] if isinstance(f, dict)]
     st.markdown(legend_html(), unsafe_allow_html=True)
     # a long narrative scrolls in its own panel instead of pushing everything else down
     panel = st.container(height=420) if len(text) > 3_000 else st.container()
-    panel.markdown(highlight_html(text, flows), unsafe_allow_html=True)
-    if not flows:
+    panel.markdown(highlight_html(text, verdict.flows), unsafe_allow_html=True)
+    if not verdict.flows:
         st.caption("No flow (who sends what to whom) was read from the case.")
-    for number, flow in enumerate(flows, start=1):
+    for number, flow in enumerate(verdict.flows, start=1):
         st.markdown(f"**{flow_title(number, flow)}**")
         st.markdown(flow_table(flow, text))
 
     st.subheader("What the verdict rests on")
-    lines = norm_lines(verdict.get("norms") or [])
+    lines = norm_lines(verdict.norms)
     if lines:
         st.markdown("\n".join(lines))
     elif label == "not_applicable":
@@ -530,14 +530,15 @@ def show_result(result: dict[str, Any]) -> None:
         st.markdown("No paragraph was named.")
 
     st.subheader("Reasoning")
-    steps = [_flat(s) for s in verdict.get("reasoning") or []]
+    steps = [_flat(s) for s in verdict.reasoning]
     st.markdown("\n".join(f"- {common.md_escape(s)}" for s in steps) or "(none given)")
 
-    retrieved = verdict.get("retrieved")
-    if retrieved:
+    if verdict.retrieved:
         st.subheader("Paragraphs the method retrieved")
-        st.markdown(hits_table(retrieved))
-    checks = verdict.get("rule_checks")
+        st.markdown(
+            hits_table([{**h.to_json(), "via": h.via or h.method} for h in verdict.retrieved])
+        )
+    checks = [c for c in verdict.details.get("rule_checks") or [] if isinstance(c, dict)]
     if checks:
         st.markdown(
             "\n".join(
@@ -552,25 +553,21 @@ def show_result(result: dict[str, Any]) -> None:
     else:
         st.markdown("No norm matched the case's words.")
 
-    answers = verdict.get("answers") or []
-    if answers:
+    if verdict.calls:
         st.subheader("The model's raw answers")
-        prompts = {p.get("step"): p for p in verdict.get("prompts") or []}
-        for answer in answers:
-            step = answer.get("step") or "answer"
+        for call in verdict.calls:
+            step = call.step or "answer"
             with st.expander(
-                f"{step}" + (" (from the cache)" if answer.get("cached") else ""), expanded=True
+                f"{step}" + (" (from the cache)" if call.cached else ""), expanded=True
             ):
-                said = answer.get("text")
                 st.code(
-                    str(said) if said is not None else f"(no answer: {answer.get('error')})",
+                    call.text if call.text is not None else f"(no answer: {call.error})",
                     language="text",
                     wrap_lines=True,
                 )
-                prompt = prompts.get(step)
-                if prompt:
+                if call.messages:
                     st.caption("The prompt")
-                    st.json(prompt.get("messages"), expanded=False)
+                    st.json(call.messages, expanded=False)
 
     st.subheader("Download")
     left, right = st.columns(2)

@@ -28,15 +28,15 @@ from privacy_checklist.app.ui.pages.check import (
     norm_lines,
     one_line,
 )
-from privacy_checklist.reasoning.evaluate import (
+from privacy_checklist.reasoning.evaluate import markdown_table, metrics, read_log
+from privacy_checklist.reasoning.methods import OFFLINE_METHODS
+from privacy_checklist.reasoning.verdict import (
+    LABELS,
     PARSE_FAILURE,
-    markdown_table,
-    metrics,
-    read_log,
-    undecided,
+    REQUEST_FAILURE,
+    Label,
+    Verdict,
 )
-from privacy_checklist.reasoning.methods import OFFLINE_METHODS, REQUEST_FAILURE
-from privacy_checklist.reasoning.offline import LABELS
 
 FOLDER = "eval-folder"
 RUN = "eval-run"
@@ -171,24 +171,14 @@ def records_of(method: Method) -> list[dict[str, Any]]:
         return []
 
 
-def as_list(value: Any) -> list[Any]:
-    """A record's list field (a lone value as a list of one; nothing as none)."""
-    if isinstance(value, list):
-        return value
-    return [] if value in (None, "", {}) else [value]
-
-
-def predicted(record: dict[str, Any]) -> str:
+def predicted(record: dict[str, Any]) -> Label:
     """The record's label, ``request_failure`` (no verdict: the request failed) or
     ``parse_failure``."""
-    value = record.get("verdict")
-    if value in LABELS:
-        return value
-    return REQUEST_FAILURE if undecided(record) else PARSE_FAILURE
+    return Label.of_record(record)
 
 
 def matching(
-    records: list[dict[str, Any]], gold: str = ANY, guess: str = ANY, mistakes: bool = False
+    records: list[dict[str, Any]], gold: str = ANY, guess: str = ANY, *, mistakes: bool = False
 ) -> list[dict[str, Any]]:
     """The records whose gold and predicted labels pass the filters (a request failure is no
     mistake of the method: it had no say)."""
@@ -332,7 +322,9 @@ def render() -> None:
         return
     table = run / "table.md"
     with st.expander("The run's table (as in the paper)", expanded=False):
-        st.markdown(markdown_table({k: m.metrics for k, m in good.items()}))
+        st.markdown(
+            markdown_table({k: m.metrics for k, m in good.items() if m.metrics is not None})
+        )
         if table.is_file():
             st.caption(f"{table.name} is beside it.")
 
@@ -395,15 +387,17 @@ def error_browser(methods: dict[str, Method]) -> None:
     with columns[0]:
         name = st.selectbox("Method", logged, key=METHOD)
     with columns[1]:
-        gold = st.selectbox("Gold label", [ANY, *LABELS], key=GOLD)
+        gold = st.selectbox("Gold label", [ANY, *map(str, LABELS)], key=GOLD)
     with columns[2]:
         guess = st.selectbox(
-            "Predicted label", [ANY, *LABELS, PARSE_FAILURE, REQUEST_FAILURE], key=PREDICTED
+            "Predicted label",
+            [ANY, *map(str, (*LABELS, PARSE_FAILURE, REQUEST_FAILURE))],
+            key=PREDICTED,
         )
     with columns[3]:
         mistakes = st.checkbox("Only mistakes", key=MISTAKES)
     records = records_of(methods[name])
-    found = matching(records, gold, guess, mistakes)
+    found = matching(records, gold, guess, mistakes=mistakes)
     st.caption(f"{len(found)} of {len(records)} cases")
     if not found:
         st.info("No case matches these filters.")
@@ -413,7 +407,7 @@ def error_browser(methods: dict[str, Method]) -> None:
             {
                 "case": str(r.get("case_id")),
                 "gold": str(r.get("gold")),
-                "predicted": predicted(r),
+                "predicted": str(predicted(r)),
                 "right": predicted(r) == r.get("gold"),
             }
             for r in found
@@ -441,7 +435,8 @@ def error_browser(methods: dict[str, Method]) -> None:
 
 
 def show_record(record: dict[str, Any]) -> None:
-    label = predicted(record)
+    verdict = Verdict.from_json(record)
+    label = verdict.label
     right = label == record.get("gold")
     st.markdown(
         f"#### Case {common.md_escape(str(record.get('case_id')))}: "
@@ -449,53 +444,45 @@ def show_record(record: dict[str, Any]) -> None:
     )
     st.markdown(
         f"Gold: **{label_text(record.get('gold'))}** · Predicted: **{label_text(label)}**"
-        + (f" · by {common.md_escape(str(record['llm']))}" if record.get("llm") else "")
+        + (f" · by {common.md_escape(verdict.llm)}" if verdict.llm else "")
     )
     if label == REQUEST_FAILURE:
         st.warning(
-            f"No verdict: {record.get('failure') or 'the LLM request failed'}. This says nothing "
+            f"No verdict: {verdict.failure or 'the LLM request failed'}. This says nothing "
             "about the method; rerunning the evaluation asks it again."
         )
-    elif record.get("failure"):
-        st.warning(f"Why there is no verdict: {record['failure']}")
-    probabilities = record.get("probabilities") or {}
-    if probabilities:
+    elif verdict.failure:
+        st.warning(f"Why there is no verdict: {verdict.failure}")
+    if verdict.probabilities:
         st.caption(
             "Probabilities: "
-            + ", ".join(f"{label_text(k)} {float(v):.2f}" for k, v in probabilities.items())
+            + ", ".join(f"{label_text(k)} {v:.2f}" for k, v in verdict.probabilities.items())
         )
     st.markdown("**The norms it rests on**")
-    lines = norm_lines(as_list(record.get("norms")))
+    lines = norm_lines(verdict.norms)
     st.markdown("\n".join(lines) if lines else "None.")
     st.markdown("**Reasoning**")
-    steps = [" ".join(str(s).split()) for s in as_list(record.get("reasoning"))]
+    steps = [" ".join(s.split()) for s in verdict.reasoning]
     st.markdown("\n".join(f"- {common.md_escape(s)}" for s in steps) or "(none given)")
-    flows = [f for f in as_list(record.get("flows")) if isinstance(f, dict)]
-    if flows:
+    if verdict.flows:
         st.markdown("**Flows**")
-        for number, flow in enumerate(flows, start=1):
+        for number, flow in enumerate(verdict.flows, start=1):
             st.markdown(f"*{flow_title(number, flow)}*")
             st.markdown(flow_table(flow))
-    answers = as_list(record.get("answers"))
-    prompts = {p.get("step"): p for p in as_list(record.get("prompts")) if isinstance(p, dict)}
-    if answers:
+    if verdict.calls:
         st.markdown("**The model's raw answers**")
-        for answer in answers:
-            if not isinstance(answer, dict):
-                continue
-            step = answer.get("step") or "answer"
-            with st.expander(str(step), expanded=True):
-                said = answer.get("text")
+        for call in verdict.calls:
+            with st.expander(call.step or "answer", expanded=True):
                 st.code(
-                    str(said) if said is not None else f"(no answer: {answer.get('error')})",
+                    call.text if call.text is not None else f"(no answer: {call.error})",
                     language="text",
                     wrap_lines=True,
                 )
-                if step in prompts:
+                if call.messages:
                     st.caption("The prompt")
-                    st.json(prompts[step].get("messages"), expanded=False)
-    elif record.get("raw") and record.get("method") not in OFFLINE_METHODS:
+                    st.json(call.messages, expanded=False)
+    elif verdict.raw and verdict.method not in OFFLINE_METHODS:
         st.markdown("**The model's raw answer**")
-        st.code(str(record["raw"]), language="text", wrap_lines=True)
+        st.code(verdict.raw, language="text", wrap_lines=True)
     with st.expander("The whole record (JSON)"):
         st.json(record, expanded=False)

@@ -19,6 +19,7 @@ import streamlit as st
 from privacy_checklist.app.ui import common
 from privacy_checklist.kg import lexicon
 from privacy_checklist.kg.attributes import information_type
+from privacy_checklist.kg.concepts import ConceptGraph, Match, Resolver
 
 GRAPHS = ("roles", "attributes")
 TITLES = {"roles": "Role graph", "attributes": "Attribute graph"}
@@ -42,13 +43,17 @@ MAX_URL_PHRASE = 200
 
 
 @st.cache_resource(show_spinner="Loading the graph's resolver ...")
-def resolver(graph: str, embeddings: bool = False) -> Any:
+def resolver(graph: str, *, embeddings: bool = False) -> Resolver:
     """The knowledge base's resolver for ``graph`` (one per server)."""
     kb = common.kb()
-    return kb.role_resolver(embeddings) if graph == "roles" else kb.attribute_resolver(embeddings)
+    return (
+        kb.role_resolver(embeddings=embeddings)
+        if graph == "roles"
+        else kb.attribute_resolver(embeddings=embeddings)
+    )
 
 
-def concept_graph(graph: str) -> Any:
+def concept_graph(graph: str) -> ConceptGraph:
     kb = common.kb()
     return kb.roles if graph == "roles" else kb.attributes
 
@@ -231,7 +236,7 @@ def _counts(graph: str) -> None:
             )
 
 
-def _describe_match(graph: str, rank: int, m: Any) -> str:
+def _describe_match(graph: str, rank: int, m: Match) -> str:
     esc = common.md_escape
     if graph == "roles":
         head = f"**{rank}. {esc(m.target)}**"
@@ -245,13 +250,13 @@ def _describe_match(graph: str, rank: int, m: Any) -> str:
     )
 
 
-def _resolve(graph: str, phrase: str, k: int, embeddings: bool) -> list[Any]:
+def _resolve(graph: str, phrase: str, k: int, embeddings: bool) -> list[Match]:
     if len(phrase) > lexicon.MAX_CHARS:
         st.caption(
             f"The phrase has {len(phrase):,} characters; the resolver reads the first "
             f"{lexicon.MAX_CHARS}."
         )
-    matches = resolver(graph, embeddings).resolve(phrase, k)
+    matches = resolver(graph, embeddings=embeddings).resolve(phrase, k)
     shown = common.md_escape(" ".join(phrase.split())[:80])
     if not matches:
         what = "no HIPAA role" if graph == "roles" else "no attribute the graph knows"

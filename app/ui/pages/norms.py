@@ -13,6 +13,7 @@ changed which fields, and nothing is overwritten.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -26,6 +27,7 @@ from privacy_checklist.kg.store import (
     EDITABLE,
     STATUSES,
     YES_NO,
+    NormStore,
     Record,
     StaleEditError,
     StoreError,
@@ -76,11 +78,6 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
 def _baseline() -> dict[str, Norm]:
     """The knowledge base's machine annotation: the store's version 0 of every norm."""
     return common.kb().machine_norms
-
-
-def _baseline_record(norm: Norm) -> Record:
-    """What :meth:`NormStore.current` gives for a norm the store does not hold."""
-    return Record(norm, "machine", 0, "", norm.provenance)
 
 
 def _read_store() -> dict[str, Record]:
@@ -253,7 +250,7 @@ def _on_save(node: str) -> None:
         }
 
 
-def _write(node: str, version: int, action: Any) -> Any:
+def _write(node: str, version: int, action: Callable[[NormStore], Record]) -> Record | None:
     """Run ``action(store)``; a refusal (stale, invalid) becomes the page's message, not an
     exception. The record written, or None."""
     try:
@@ -330,7 +327,7 @@ def _matching(
     for node in baseline:
         if section and section_of.get(node) != section:
             continue
-        record = records.get(node) or _baseline_record(baseline[node])
+        record = records.get(node) or Record.machine(baseline[node])
         if statuses and record.status not in statuses:
             continue
         if types and record.norm.norm_type not in types:
@@ -673,8 +670,8 @@ def render() -> None:
             st.warning(
                 f"No norm for {common.md_escape(asked[:200])!r}: it is not an annotated paragraph."
             )
-    node = st.session_state.get(OPENED)
-    if node and node in baseline:
-        _detail(node, baseline)
+    opened = st.session_state.get(OPENED)
+    if opened and opened in baseline:
+        _detail(opened, baseline)
     elif not common.editor():
         st.info("Give your name in the sidebar to edit norms.")

@@ -229,15 +229,15 @@ def _references(report: dict[str, Any]) -> None:
     refs_out, refs_in = report["refs_out"], report["refs_in"]
     st.markdown(f"**Cites** ({len(refs_out)})")
     if refs_out:
-        lines = []
+        cites = []
         for ref in refs_out:
             quoted = f"“{common.md_escape(ref['text'])}”"
             if ref["external"] or ref["target"] is None:
-                lines.append(f"- {quoted} (outside 45 CFR 160–164)")
+                cites.append(f"- {quoted} (outside 45 CFR 160–164)")
                 continue
             note = "" if ref["exact"] else " (the cited paragraph is missing: its nearest ancestor)"
-            lines.append(f"- {common.node_link(ref['target'])} {quoted} · {ref['via']}{note}")
-        st.markdown("\n".join(lines))
+            cites.append(f"- {common.node_link(ref['target'])} {quoted} · {ref['via']}{note}")
+        st.markdown("\n".join(cites))
     else:
         st.caption("It cites nothing.")
     st.markdown(f"**Cited by** ({len(refs_in)})")
@@ -442,7 +442,7 @@ def render() -> None:
         requested = st.session_state[LAST]
         st.query_params["node"] = requested
     known = bool(requested) and requested in kb.tree
-    current = requested if known else ROOT_ID
+    current = requested if requested and known else ROOT_ID
     if known:
         st.session_state[LAST] = current
     side, main = st.columns([1, 2], gap="large")
