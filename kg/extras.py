@@ -30,6 +30,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "llm": ("openai",),
     "app": ("streamlit", "pandas"),
     "train": ("sklearn",),
+    "parse": ("spacy",),
     "local": ("torch", "transformers", "gguf", "accelerate"),
 }
 

@@ -12,8 +12,10 @@ killed build leaves the previous directory as it was; see :mod:`privacy_checklis
   phrase index, and their seeds' and ontologies' provenance), read by
   :func:`~privacy_checklist.kg.concepts.load_graph`;
 - ``nouns.txt.gz``: WordNet's nouns, so that resolving a phrase needs no WordNet at run time;
-- ``norms.json``: the rules annotator's CI reading of every annotatable paragraph (``pcheck
-  annotate`` rewrites it alone; the editors' edits live in :mod:`~privacy_checklist.kg.store`);
+- ``norms.json``: the rules annotator's CI reading of every annotatable paragraph, with the
+  curated readings of ``ontologies/norm_conditions.json`` (and their conditions) laid over
+  theirs (``pcheck annotate`` rewrites it alone; the editors' edits live in
+  :mod:`~privacy_checklist.kg.store`);
 - ``tree.graphml`` (the tree with its references), ``roles.graphml``, ``attributes.graphml``:
   for graph tools;
 - ``tree.ttl``, ``roles.ttl``, ``attributes.ttl``: the same in RDF, in the vocabulary of
@@ -44,9 +46,17 @@ from privacy_checklist.kg import atomic, graphml, turtle
 from privacy_checklist.kg.attributes import attribute_resolver, build_attribute_graph
 from privacy_checklist.kg.citations import CrossRef, Unresolved, extract, refs_by
 from privacy_checklist.kg.concepts import ConceptGraph, Resolver, load_graph
+from privacy_checklist.kg.conditions import Catalogue, load_catalogue
 from privacy_checklist.kg.definitions import Definition, Definitions, extract_definitions
 from privacy_checklist.kg.embeddings import embedding_fallback
-from privacy_checklist.kg.norms import RULES_VERSION, Norm, RulesAnnotator, annotatable
+from privacy_checklist.kg.norms import (
+    CURATED_VERSION,
+    RULES_VERSION,
+    Norm,
+    RulesAnnotator,
+    annotatable,
+    apply_reading,
+)
 from privacy_checklist.kg.roles import build_role_graph, role_resolver, wordnet_nouns
 from privacy_checklist.kg.tree import Anomaly, Node, RegulationTree, build_tree
 
@@ -55,6 +65,7 @@ if TYPE_CHECKING:
     import rdflib
 
 FORMAT_VERSION = 1
+CURATED_PART = "Part 164"  # the curated readings are of Subpart E: a tree without it has none
 BUILDER = "privacy-checklist ingest (format 1)"
 JSON_FILES = ("tree.json", "references.json", "definitions.json", "provenance.json")
 GRAPH_FILES = ("roles.json", "attributes.json", "nouns.txt.gz")
@@ -187,10 +198,37 @@ class KnowledgeBase:
             self.path is not None and (self.path / NORMS_FILE).exists()
         )
 
+    @cached_property
+    def catalogue(self) -> Catalogue | None:
+        """The curated readings of ``ontologies/norm_conditions.json``, checked against this
+        tree (:func:`~privacy_checklist.kg.conditions.load_catalogue`); None for a tree without
+        Part 164, which they are readings of.
+
+        Raises:
+            CatalogueError: a curated quote, node or kind does not fit this tree (all listed).
+        """
+        if CURATED_PART not in self.tree:
+            return None
+        return load_catalogue(self.tree)
+
     def annotate_rules(
-        self, only: str | None = None, progress: Callable[[int], None] | None = None
+        self,
+        only: str | None = None,
+        progress: Callable[[int], None] | None = None,
+        *,
+        curated: bool = True,
     ) -> dict[str, Norm]:
-        """Annotate paragraphs with the rules annotator (all of Parts 160 and 164, or ``only``)."""
+        """Annotate paragraphs with the rules annotator (all of Parts 160 and 164, or ``only``),
+        then lay the curated readings over theirs (:func:`~privacy_checklist.kg.norms.
+        apply_reading`): those paragraphs carry the curated roles, information type, purpose
+        and conditions, with provenance ``curated``. ``curated=False``: the rules' reading
+        alone (to measure the rules annotator).
+
+        Raises:
+            CatalogueError: the curated readings do not fit the text; nothing is annotated.
+        """
+        catalogue = self.catalogue if curated else None
+        readings = catalogue.readings if catalogue is not None else {}
         annotator = RulesAnnotator(
             self.tree,
             self.refs_out,
@@ -199,7 +237,9 @@ class KnowledgeBase:
         )
         out: dict[str, Norm] = {}
         for node_id in annotatable(self.tree, only):
-            out[node_id] = annotator.annotate(node_id)
+            norm = annotator.annotate(node_id)
+            reading = readings.get(node_id)
+            out[node_id] = apply_reading(norm, reading) if reading is not None else norm
             if progress is not None:
                 progress(1)
         return out
@@ -212,6 +252,7 @@ class KnowledgeBase:
         data = {
             "format": FORMAT_VERSION,
             "annotator": RULES_VERSION,
+            "curated": CURATED_VERSION,
             "norms": [n.to_json() for n in sorted(norms.values(), key=lambda n: n.node)],
         }
         text = json.dumps(data, ensure_ascii=False, indent=0) + "\n"

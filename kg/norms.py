@@ -4,13 +4,17 @@ A :class:`Norm` is a paragraph's type (``permit``, ``prohibit``, ``definition``)
 governs (sender, recipient and subject phrases and the roles they resolve to, the information
 type and its attribute-graph type, the purpose, the consent form), whether sender or recipient
 is the subject, the support / exception relation of each cross-reference leaving it, and where
-the reading came from (``rules``, ``llm:<model>``, ``editor:<name>``) with its version.
+the reading came from (``rules``, ``curated``, ``llm:<model>``, ``editor:<name>``) with its
+version, and for a permitting or prohibiting paragraph of Subpart E the conditions it sets
+(:class:`~privacy_checklist.kg.conditions.Condition`, each quoting the words that state it).
 
 The rules annotator reads deontic cues (``ontologies/norm_cues.json``) in a paragraph's own text
 and heading; a paragraph with no cue of its own inherits its nearest ancestor's reading, as
 "(i) To the individual;" inherits "A covered entity is permitted to use or disclose protected
 health information as follows:". The flow's sender, recipient and information are read with the
-patterns of ``ontologies/norm_parts.json``. It also reads and writes the paper's JSON format.
+patterns of ``ontologies/norm_parts.json``. The curated readings of
+``ontologies/norm_conditions.json`` (:mod:`.conditions`) are then laid over the rules' reading of
+their paragraphs (:func:`apply_reading`). It also reads and writes the paper's JSON format.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,14 @@ from typing import Any
 from privacy_checklist.ingest.markers import kinds_of
 from privacy_checklist.kg.citations import CrossRef
 from privacy_checklist.kg.concepts import Resolver
+from privacy_checklist.kg.conditions import (
+    KINDS_FILE,
+    MODES,
+    CatalogueError,
+    Condition,
+    ConditionKind,
+    Reading,
+)
 from privacy_checklist.kg.metrics import per_class
 from privacy_checklist.kg.tree import RegulationTree
 
@@ -38,6 +50,9 @@ PAPER_TYPES = {
 }
 TO_PAPER = {v: k for k, v in PAPER_TYPES.items()}
 RULES_VERSION = "rules-1"
+#: The provenance and version of a reading taken from ``ontologies/norm_conditions.json``.
+CURATED = "curated"
+CURATED_VERSION = "curated-1"
 RELATIONS = ("support", "exception")
 #: The fields of a :class:`Norm` that hold lists of phrases or roles.
 LIST_FIELDS = ("sender", "sender_roles", "recipient", "recipient_roles", "subject", "subject_roles")
@@ -62,6 +77,7 @@ class Norm:
     sender_is_subject: str = "no"
     recipient_is_subject: str = "no"
     refs: tuple[tuple[str, str], ...] = ()
+    conditions: tuple[Condition, ...] = ()
     provenance: str = "rules"
     version: str = RULES_VERSION
 
@@ -77,15 +93,104 @@ class Norm:
         for key, value in data.items():
             if isinstance(value, tuple):
                 data[key] = [list(v) if isinstance(v, tuple) else v for v in value]
+        data["conditions"] = [c.to_json() for c in self.conditions]
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Norm:
+    def from_json(cls, data: Mapping[str, Any]) -> Norm:
+        """A norm from :meth:`to_json`; one written before norms had conditions has none."""
         values = dict(data)
         for key in LIST_FIELDS:
             values[key] = tuple(values.get(key) or ())
         values["refs"] = tuple(tuple(r) for r in values.get("refs") or ())
+        values["conditions"] = tuple(Condition.from_json(c) for c in values.get("conditions") or ())
         return cls(**values)
+
+
+def apply_reading(norm: Norm, reading: Reading) -> Norm:
+    """``norm`` (the rules' reading of a paragraph) with the curated reading laid over it: the
+    type, sender and recipient roles, HIPAA information type, purpose and conditions are the
+    curated ones, and whether sender or recipient is the subject follows their roles. The
+    phrases the rules found in the text stay."""
+    return replace(
+        norm,
+        norm_type=reading.norm_type,
+        sender_roles=reading.sender_roles,
+        recipient_roles=reading.recipient_roles,
+        information_class=reading.information,
+        purpose=reading.purpose,
+        conditions=reading.conditions,
+        sender_is_subject="yes" if "individual" in reading.sender_roles else "no",
+        recipient_is_subject="yes" if "individual" in reading.recipient_roles else "no",
+        provenance=CURATED,
+        version=CURATED_VERSION,
+    )
+
+
+def read_condition(
+    raw: Any, node: str, tree: RegulationTree, kinds: Mapping[str, ConditionKind]
+) -> Condition:
+    """One condition of ``node``'s norm as an editor or an LLM gives it (``{kind, mode, quote[,
+    group][, node]}``), checked as the curated ones are: a kind of ``condition_kinds.json``, a
+    mode, a group for ``one_of``, and words found in the text of the paragraph it names (the
+    norm's own by default; another must be of the same section). Its span is where the words
+    are (the given ``span`` when it still points at them, else their first occurrence).
+
+    Raises:
+        CatalogueError: naming what is wrong.
+    """
+    if not isinstance(raw, Mapping):
+        raise CatalogueError("a condition must be an object {kind, mode, quote[, group][, node]}")
+    unknown = sorted(set(raw) - {"kind", "mode", "quote", "group", "node", "span"})
+    if unknown:
+        raise CatalogueError(
+            f"unknown key {unknown[0]!r}; a condition has kind, mode, quote, group and node"
+        )
+    kind = str(raw.get("kind") or "").strip()
+    if kind not in kinds:
+        close = [k for k in kinds if kind and (kind in k or k in kind)]
+        hint = f" (did you mean {', '.join(close[:3])}?)" if close else ""
+        raise CatalogueError(f"kind {kind!r} is not in {KINDS_FILE}{hint}")
+    mode = str(raw.get("mode") or "required").strip()
+    if mode not in MODES:
+        raise CatalogueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
+    group = str(raw.get("group") or "").strip() if mode == "one_of" else ""
+    if mode == "one_of" and not group:
+        raise CatalogueError(f"a one_of condition ({kind}) needs a group")
+    where = str(raw.get("node") or node).strip()
+    unit = tree.get(where)
+    if unit is None:
+        raise CatalogueError(f"node {where!r} ({kind}) is not in the regulation tree")
+    section = tree.section_of(where)
+    own = tree.section_of(node) if node in tree else None
+    if where != node and (section is None or own is None or section.id != own.id):
+        raise CatalogueError(
+            f"node {where!r} ({kind}) is not a paragraph of {node}'s section; quote its own "
+            "section's text"
+        )
+    quote = str(raw.get("quote") or "")
+    if not quote.strip():
+        raise CatalogueError(f"condition {kind} quotes no words of {where}")
+    span = raw.get("span")
+    if (
+        isinstance(span, list | tuple)
+        and len(span) == 2
+        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in span)
+        and unit.text[span[0] : span[1]] == quote
+    ):
+        start = int(span[0])
+    else:
+        start = unit.text.find(quote)
+    if start < 0:
+        raise CatalogueError(
+            f"the words {_shorten(quote)!r} ({kind}) are not in {where}'s text; quote it exactly"
+        )
+    return Condition(kind, mode, quote, where, start, start + len(quote), group)
+
+
+def _shorten(text: str, width: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def cues_path() -> Path:
@@ -436,6 +541,7 @@ def to_paper(norm: Norm, tree: RegulationTree) -> dict[str, Any]:
         "purpose": norm.purpose or "none",
         "sender_is_subject": norm.sender_is_subject,
         "recipient_is_subject": norm.recipient_is_subject,
+        "conditions": [c.to_json() for c in norm.conditions],
         "provenance": norm.provenance,
         "version": norm.version,
     }

@@ -9,6 +9,11 @@ editing the same norm at once cannot both win. Validated annotations win over ma
 wherever norms are read (:meth:`NormStore.effective`, served by ``KnowledgeBase.norms`` when the
 knowledge base is loaded with its store).
 
+A norm's ``conditions`` are a field like the others; an edit or an import of them is checked as
+the curated ones are (:func:`~privacy_checklist.kg.norms.read_condition`: a kind of
+``condition_kinds.json``, and words found in the paragraph's text), so the store never holds a
+condition quoting words the regulation does not say.
+
 Opening checks the file (SQLite's integrity check): a damaged store is refused by name, never
 read as empty. What only reads opens the store read-only (``readonly=True``): nothing is
 created, and a store on a read-only file system can still be shown and exported.
@@ -23,9 +28,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from privacy_checklist.kg.conditions import CatalogueError, Condition, ConditionKind, load_kinds
 from privacy_checklist.kg.ids import section_id
 from privacy_checklist.kg.norms import (
     LIST_FIELDS,
@@ -33,6 +40,7 @@ from privacy_checklist.kg.norms import (
     PAPER_TYPES,
     RELATIONS,
     Norm,
+    read_condition,
 )
 from privacy_checklist.kg.tree import RegulationTree
 
@@ -47,6 +55,7 @@ EDITABLE = (
     "sender_is_subject",
     "recipient_is_subject",
     "refs",
+    "conditions",
 )
 YES_NO = ("yes", "no", "not sure")
 
@@ -547,15 +556,20 @@ class NormStore:
         expected_version: int,
         baseline: Mapping[str, Norm],
         comment: str = "",
+        tree: RegulationTree | None = None,
     ) -> Record:
         """Change fields of a norm as an editor. The result is validated (an editor's word).
+
+        Args:
+            tree: the regulation text, to check the quotes of edited ``conditions`` against
+                (an edit of conditions without it is refused).
 
         Raises:
             StaleEditError: the norm is no longer at ``expected_version``, or never was.
             StoreError: an unknown field or a bad value.
         """
         editor = _editor(editor)
-        clean = validate_changes(changes)
+        clean = validate_changes(changes, node=node, tree=tree)
         with self.transaction() as db:
             current = self._check(db, node, expected_version, baseline)
             norm = replace(
@@ -647,7 +661,13 @@ class NormStore:
             out[node] = entry
         return out
 
-    def import_file(self, path: Path, editor: str, baseline: Mapping[str, Norm]) -> ImportResult:
+    def import_file(
+        self,
+        path: Path,
+        editor: str,
+        baseline: Mapping[str, Norm],
+        tree: RegulationTree | None = None,
+    ) -> ImportResult:
         """Import a file written by :meth:`export` (or in the paper's format) as one transaction.
 
         Each entry is an edit made against the version it was exported at (``store_version``;
@@ -658,14 +678,15 @@ class NormStore:
         conflict: the import is refused naming every conflict, and nothing is applied, so an
         old export never overwrites a newer edit nor demotes a validated norm. The whole file is
         checked first; a malformed one is refused with the line and field at fault. A failure
-        half-way leaves the store as it was.
+        half-way leaves the store as it was. With ``tree``, each entry's conditions are
+        checked against the regulation text as an edit's are.
 
         Raises:
             ImportFileError: the file is malformed.
             StaleEditError: entries conflict with changes made since the export.
         """
         editor = _editor(editor)
-        entries = parse_import(path, baseline)
+        entries = parse_import(path, baseline, tree)
         imported: list[str] = []
         unchanged: list[str] = []
         with self.transaction() as db:
@@ -740,13 +761,65 @@ def _editor(name: str) -> str:
     return name
 
 
-def validate_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
-    """Check and normalise edited fields; raise :class:`StoreError` naming the field at fault."""
+@cache
+def condition_kinds() -> dict[str, ConditionKind]:
+    """The condition kinds of ``ontologies/condition_kinds.json`` (read once)."""
+    return load_kinds()
+
+
+def validate_conditions(
+    value: Any, node: str, tree: RegulationTree | None
+) -> tuple[Condition, ...]:
+    """Edited conditions (a JSON list, or a list, of ``{kind, mode, quote[, group][, node]}``)
+    checked against the vocabulary and ``node``'s text, each with its span.
+
+    Raises:
+        StoreError: naming the condition and what is wrong with it.
+    """
+    if tree is None:
+        raise StoreError(
+            "conditions can only be checked against the regulation text: pass the knowledge "
+            "base's tree"
+        )
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else []
+        except json.JSONDecodeError as exc:
+            raise StoreError(
+                f"conditions must be a JSON list of {{kind, mode, quote[, group][, node]}} "
+                f"({exc.msg} at character {exc.pos})"
+            ) from exc
+    if isinstance(value, Condition):
+        value = [value]
+    if not isinstance(value, list | tuple):
+        raise StoreError("conditions must be a list of {kind, mode, quote[, group][, node]}")
+    kinds = condition_kinds()
+    out: list[Condition] = []
+    for index, item in enumerate(value):
+        raw = item.to_json() if isinstance(item, Condition) else item
+        try:
+            condition = read_condition(raw, node, tree, kinds)
+        except CatalogueError as exc:
+            raise StoreError(f"conditions[{index}] of {node}: {exc}") from exc
+        if condition in out:
+            raise StoreError(f"conditions[{index}] of {node}: the same condition twice")
+        out.append(condition)
+    return tuple(out)
+
+
+def validate_changes(
+    changes: Mapping[str, Any], *, node: str = "", tree: RegulationTree | None = None
+) -> dict[str, Any]:
+    """Check and normalise edited fields of ``node``'s norm; raise :class:`StoreError` naming
+    the field at fault. ``conditions`` are checked against ``tree``'s text (required for them).
+    """
     clean: dict[str, Any] = {}
     for key, value in changes.items():
         if key not in EDITABLE:
             raise StoreError(f"unknown field {key!r}; editable fields: {', '.join(EDITABLE)}")
-        if key == "norm_type":
+        if key == "conditions":
+            value = validate_conditions(value, node, tree)
+        elif key == "norm_type":
             value = PAPER_TYPES.get(str(value), str(value))
             if value not in NORM_TYPES:
                 raise StoreError(f"norm_type {value!r}: use one of {', '.join(NORM_TYPES)}")
@@ -782,8 +855,11 @@ def _line_of(text: str, key: str) -> int:
     return text.count("\n", 0, index) + 1 if index >= 0 else 0
 
 
-def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, ImportEntry]:
-    """Read and check an import file; :class:`ImportFileError` names the line and field."""
+def parse_import(
+    path: Path, baseline: Mapping[str, Norm], tree: RegulationTree | None = None
+) -> dict[str, ImportEntry]:
+    """Read and check an import file; :class:`ImportFileError` names the line and field. With
+    ``tree``, conditions are checked against its text (:func:`validate_conditions`)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -817,6 +893,9 @@ def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, ImportEn
                 norm = Norm.from_json(entry["ci"])
                 if norm.node != node:
                     raise StoreError(f"ci.node {norm.node!r} differs from the key")
+                if tree is not None and norm.conditions:
+                    checked = validate_conditions(list(norm.conditions), node, tree)
+                    norm = replace(norm, conditions=checked)
             else:
                 if entry.get("norm_type") not in PAPER_TYPES:
                     raise StoreError(
@@ -837,11 +916,15 @@ def parse_import(path: Path, baseline: Mapping[str, Norm]) -> dict[str, ImportEn
                     },
                     "refs": entry.get("refer_list") or {},
                 }
+                if tree is not None and "conditions" in entry:
+                    changes["conditions"] = entry["conditions"]
                 norm = replace(
                     baseline[node],
-                    **validate_changes(changes),
+                    **validate_changes(changes, node=node, tree=tree),
                     provenance=str(entry.get("provenance") or "import"),
                 )
+        except KeyError as exc:
+            raise ImportFileError(f"{where}: a condition has no {exc.args[0]!r}") from exc
         except (StoreError, TypeError, ValueError) as exc:
             raise ImportFileError(f"{where}: {exc}") from exc
         out[node] = ImportEntry(norm, status, str(entry.get("comment") or ""), version)

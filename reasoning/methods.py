@@ -94,8 +94,10 @@ if TYPE_CHECKING:
     from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
 
 METHODS = (
+    "checklist",
     "offline",
     "offline-fast",
+    "checklist-llm",
     "dp",
     "cot-auto",
     "cot-manual",
@@ -103,9 +105,16 @@ METHODS = (
     "bm25-content",
     "ci-es-content",
 )
-OFFLINE_METHODS = ("offline", "offline-fast")
-LLM_METHODS = tuple(m for m in METHODS if m not in OFFLINE_METHODS)
+OFFLINE_METHODS = ("checklist", "offline", "offline-fast")
+#: the checklist with a model asked for the facts it could not read (needs an LLM client, but
+#: the checklist decides: reasoning/checklist_llm.py)
+CHECKLIST_LLM = "checklist-llm"
+#: the paper's methods: the model gives the verdict
+LLM_METHODS = tuple(m for m in METHODS if m not in (*OFFLINE_METHODS, CHECKLIST_LLM))
 RETRIEVAL_METHODS = ("bm25-content", "ci-es-content")
+#: the method of ``pcheck check`` and ``pcheck eval`` and of the browser's Check page when none
+#: is chosen (app/cli/options.py and the page read it here: the browser imports no CLI module)
+DEFAULT_METHOD = "checklist"
 DEFAULT_K = 5
 RULE_CHARS = 2000  # of a paragraph's text (with the sections above it) in a prompt
 AGENT_MAX_IDS = 8
@@ -666,13 +675,25 @@ def build_method(
     k: int = DEFAULT_K,
     per_rule: bool = True,
 ) -> Reasoner:
-    """The method called ``name`` (:data:`METHODS`); "offline" is the offline reasoner.
+    """The method called ``name`` (:data:`METHODS`): "checklist" is the checklist reasoner,
+    "checklist-llm" the same with a model asked for the facts it could not read (it needs
+    ``client``), "offline" and "offline-fast" the offline reasoner.
 
     Raises:
         ValueError: unknown method or k < 1.
         LLMConfigError: an LLM method without a client.
         FileNotFoundError: (offline) no model file.
     """
+    if name == "checklist":
+        from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+
+        return ChecklistReasoner(kb)
+    if name == CHECKLIST_LLM:
+        from privacy_checklist.reasoning.checklist_llm import ChecklistLLMReasoner
+
+        if client is None:
+            raise LLMConfigError(NO_LLM.format(name=name))
+        return ChecklistLLMReasoner(kb, client=client)
     if name in OFFLINE_METHODS:
         from privacy_checklist.reasoning.offline import OfflineReasoner
 
@@ -748,9 +769,29 @@ def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
     parameters, the model, the endpoint, the prompts, the knowledge base and (offline) the
     shipped model and cues, as digests. An evaluation reuses a logged verdict only when these
     are the same."""
+    from privacy_checklist.reasoning.checklist_llm import ChecklistLLMReasoner
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.offline import OfflineReasoner
 
     settings: dict[str, Any] = {"method": reasoner.name}
+    if isinstance(reasoner, ChecklistLLMReasoner):
+        config = getattr(reasoner.client, "config", None)
+        return (
+            settings
+            | reasoner.settings()
+            | {
+                "llm": client_name(reasoner.client),
+                "endpoint": llm_location(reasoner.client),
+                "temperature": getattr(config, "temperature", None),
+                "max_tokens": getattr(config, "max_tokens", None),
+                "json_mode": getattr(config, "json_mode", None),
+                "prompt_version": PROMPT_VERSION,
+                "prompts": prompts_digest(),
+                "kb": kb_digest(reasoner.kb),
+            }
+        )
+    if isinstance(reasoner, ChecklistReasoner):
+        return settings | reasoner.settings() | {"kb": kb_digest(reasoner.kb)}
     if isinstance(reasoner, LLMMethod):
         config = getattr(reasoner.client, "config", None)
         settings |= {

@@ -176,6 +176,10 @@ class Verdict:
     calls: list[Call] = field(default_factory=list)
     failure: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: the checklist method's checklist (reasoning/checklist.py ``Checklist.to_json``): the
+    #: deciding flow's applicability, prohibitions, candidates with their conditions met /
+    #: unmet / unknown, what would change the verdict, and every flow's own checklist
+    checklist: dict[str, Any] | None = None
 
     @property
     def decided(self) -> bool:
@@ -201,6 +205,8 @@ class Verdict:
         }
         if self.retrieved is not None and (self.retrieved or self.llm is not None):
             data["retrieved"] = [hit.to_json() for hit in self.retrieved]
+        if self.checklist is not None:
+            data["checklist"] = self.checklist
         if self.llm is not None:
             data |= {
                 "llm": self.llm,
@@ -279,6 +285,9 @@ class Verdict:
             calls=calls,
             failure=None if not failure else str(failure),
             details={k: v for k, v in data.items() if k not in known},
+            checklist=_dict(data["checklist"])
+            if isinstance(data.get("checklist"), Mapping)
+            else None,
         )
 
 

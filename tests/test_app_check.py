@@ -52,11 +52,14 @@ def markdowns(at: AppTest) -> list[str]:
 
 def test_offline_check_of_a_sample(env: Path) -> None:
     at = open_page()
-    # no LLM configured: the offline method alone
+    # no LLM configured: the methods without one (the checklist, the default, and offline)
     assert at.selectbox(key=check.METHOD).options == [
+        check.METHOD_HELP["checklist"],
         check.METHOD_HELP["offline"],
         check.METHOD_HELP["offline-fast"],
     ]
+    assert at.selectbox(key=check.METHOD).value == "checklist"
+    at.selectbox(key=check.METHOD).select("offline").run()
     assert any("need an LLM" in c.value for c in at.caption)
     sample = next(iter(check.SAMPLES))
     at.selectbox(key=check.SAMPLE).select(sample).run()

@@ -68,7 +68,8 @@ def app(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict
     tmp = tmp_path_factory.mktemp("e2e")
     index, runs, store = tmp / "index", tmp / "runs", tmp / "norms.sqlite"
     cases = shared / "cases" / "val_generate_cases_hipaa_applicability.csv"
-    argv = ["eval", "--cases", str(cases), "--limit", "4", "--out", str(runs / "val-offline")]
+    argv = ["eval", "--method", "offline", "--cases", str(cases), "--limit", "4"]
+    argv += ["--out", str(runs / "val-offline")]
     assert main([*argv, "--index", str(index)]) == 0
     port = _free_port()
     log = (tmp / "app.log").open("w")

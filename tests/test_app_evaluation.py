@@ -31,6 +31,8 @@ def runs(shared: Path, tmp_path_factory) -> Path:
         code = cli.main(
             [
                 "eval",
+                "--method",
+                "offline",
                 "--cases",
                 str(shared / "cases" / "val_generate_cases_hipaa_applicability.csv"),
                 "--limit",

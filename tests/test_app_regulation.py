@@ -48,9 +48,11 @@ def markdowns(at: AppTest) -> list[str]:
 
 
 def plain(markdown: str) -> str:
-    """What a reader sees of the page's Markdown: highlights, links and escapes removed."""
+    """What a reader sees of the page's Markdown: highlights, links and escapes removed (a
+    condition's words may hold links, so their highlight goes after the links)."""
     text = re.sub(r":blue-background\[((?:\\.|[^\]\\])*)\]", r"\1", markdown)
-    text = re.sub(r"\[((?:\\.|[^\]\\])*)\]\([^)\s]*\)", r"\1", text)
+    text = re.sub(r"\[((?:\\.|[^\[\]\\])*)\]\([^)\s]*\)", r"\1", text)
+    text = re.sub(r":(?:orange|violet|gray)-background\[((?:\\.|[^\]\\])*)\]", r"\1", text)
     text = re.sub(r"\*((?:\\.|[^*\\])+)\*", r"\1", text)
     return re.sub(r"\\(.)", r"\1", text).replace("  \n", "\n")
 

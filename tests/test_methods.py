@@ -250,7 +250,8 @@ def test_build_method(shipped, index, monkeypatch) -> None:
             self.kb, self.index, self.fast = kb, index, fast
 
     monkeypatch.setattr(offline, "OfflineReasoner", Stub)
-    assert METHODS[:2] == ("offline", "offline-fast") and set(LLM_METHODS) == set(METHODS[2:])
+    assert METHODS[:3] == ("checklist", "offline", "offline-fast")
+    assert METHODS[3] == "checklist-llm" and set(LLM_METHODS) == set(METHODS[4:])
     built = build_method("offline", shipped, index, None)
     assert isinstance(built, Stub) and built.index is index and not built.fast
     assert build_method("offline-fast", shipped, index, None).fast

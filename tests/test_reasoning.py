@@ -179,7 +179,10 @@ def test_macro_f1_skips_labels_that_never_occur() -> None:
 
 
 def test_cli_check_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
-    assert main(["check", CASE, "--json", "--index", str(tmp_path / "idx")]) == 0
+    assert (
+        main(["check", CASE, "--method", "offline", "--json", "--index", str(tmp_path / "idx")])
+        == 0
+    )
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["verdict"] in LABELS and verdict["method"] == "offline"
     assert main(["check", "   ", "--index", str(tmp_path / "idx")]) == 1
@@ -190,6 +193,8 @@ def test_cli_check_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
         main(
             [
                 "eval",
+                "--method",
+                "offline",
                 "--cases",
                 str(cases),
                 "--out",

@@ -19,6 +19,7 @@ from privacy_checklist.app.cli.options import (
     llm_request_options,
     store_option,
 )
+from privacy_checklist.kg.conditions import CatalogueError
 from privacy_checklist.kg.kb import KnowledgeBase
 
 SHOWN_FAILURES = 20  # failed paragraphs of an LLM annotation printed
@@ -41,8 +42,14 @@ def cmd_annotate(args: argparse.Namespace) -> int:
     bar = tqdm(
         total=len(todo), desc="annotating (rules)", unit="paragraph", file=sys.stderr, disable=None
     )
-    fresh = kb.annotate_rules(args.only, progress=bar.update)
-    bar.close()
+    try:
+        fresh = kb.annotate_rules(args.only, progress=bar.update)
+    except CatalogueError as exc:
+        raise CliError(
+            f"the curated norm readings do not fit the regulation text ({exc}); nothing was written"
+        ) from exc
+    finally:
+        bar.close()
     # norms.json holds the machine annotation only: the editors' store stays apart
     norms = {**kb.machine_norms, **fresh} if kb.has_norms else fresh
     if kb.path is None or not os.access(kb.path, os.W_OK):
@@ -96,12 +103,21 @@ def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) 
             written = store.put_machine(norms, client.name)
     except StoreError as exc:
         raise CliError(f"{exc} (the annotations were not stored)") from exc
+    dropped = annotator.dropped
     print(
         f"Annotated {len(norms)} of {len(todo)} paragraphs with {client.name}; stored {written} "
         f"(validated or rejected ones kept); {len(failures)} failed"
+        + (
+            f"; {len(dropped)} condition(s) dropped (a kind not in the vocabulary or words "
+            "not in the text)"
+            if dropped
+            else ""
+        )
     )
     for failure in failures[:SHOWN_FAILURES]:
         print(f"  failed {failure.node}: {failure.reason}", file=sys.stderr)
+    for item in dropped[:SHOWN_FAILURES]:
+        print(f"  dropped a condition of {item.node}: {item.reason}", file=sys.stderr)
     return 0 if not failures else 3
 
 

@@ -19,7 +19,7 @@ DEMO_ROLES = (
     "a journalist",
 )
 DEMO_ATTRIBUTES = ("surgery operative report", "favorite movie")
-DEMO_METHOD = "offline"
+DEMO_METHOD = "checklist"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 from privacy_checklist.app.cli.common import CliError
 from privacy_checklist.ingest.ecfr import LIVE_URLS, load_page
 from privacy_checklist.kg import kb as kbmod
+from privacy_checklist.kg.conditions import CATALOGUE_FILE, CatalogueError
 from privacy_checklist.kg.roles import RoleGraphError
 
 DEFAULT_OUT = "privacy-checklist-kb"
@@ -104,7 +105,14 @@ def _ingest(args: argparse.Namespace) -> int:
     steps.total = 7 if ontologies is not None else 4
     try:
         built = kbmod.build(pages, progress=progress, ontologies=ontologies)
+    except CatalogueError as exc:
+        steps.close()
+        raise CliError(
+            f"the curated norm readings do not fit the regulation text ({exc}); fix "
+            f"ontologies/{CATALOGUE_FILE}; nothing was written"
+        ) from exc
     except (ValueError, RoleGraphError) as exc:
+        steps.close()
         raise CliError(str(exc)) from exc
     progress("saving")
     try:

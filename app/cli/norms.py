@@ -54,12 +54,28 @@ def _norm_view(record: Record) -> dict[str, Any]:
     }
 
 
+def condition_lines(conditions: list[dict[str, Any]], node: str) -> list[str]:
+    """One line a condition: mode, group, kind, the quoted words (and where, if another
+    paragraph's)."""
+    lines = []
+    for c in conditions:
+        mode = c["mode"] + (f" {c['group']}" if c.get("group") else "")
+        where = f" ({c['node']})" if c.get("node") and c["node"] != node else ""
+        lines.append(f"  {mode:<14} {c['kind']:<32} “{c['quote']}”{where}")
+    return lines
+
+
 def _show(args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore) -> int:
     view = _norm_view(store.current(args.id, baseline))
     if args.json:
         print_json(view)
-    else:
-        for key, value in view.items():
+        return 0
+    for key, value in view.items():
+        if key == "conditions":
+            print(f"{key:<22} {len(value) or 'none'}")
+            for line in condition_lines(value, args.id):
+                print(line)
+        else:
             print(f"{key:<22} {value}")
     return 0
 
@@ -92,7 +108,9 @@ def _edit(args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store
         changes[key.strip()] = value.strip()
     if not changes:
         raise CliError("nothing to change: pass --set FIELD=VALUE (lists as 'a; b')")
-    record = store.edit(args.id, changes, args.editor, args.version, baseline, args.comment)
+    record = store.edit(
+        args.id, changes, args.editor, args.version, baseline, args.comment, tree=kb.tree
+    )
     print(f"{args.id}: saved as version {record.version} (validated by {record.updated_by})")
     return 0
 
@@ -128,7 +146,7 @@ def _export(
 def _import(
     args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store: NormStore
 ) -> int:
-    result = store.import_file(Path(args.file), args.editor, baseline)
+    result = store.import_file(Path(args.file), args.editor, baseline, kb.tree)
     print(
         f"Imported {len(result.imported)} norms from {args.file}"
         + (f"; {len(result.unchanged)} unchanged, skipped" if result.unchanged else "")
@@ -182,7 +200,11 @@ def register(sub: Any) -> None:
                 "--set",
                 action="append",
                 metavar="FIELD=VALUE",
-                help="e.g. --set norm_type=prohibit --set 'recipient=family member; friend'",
+                help="e.g. --set norm_type=prohibit --set 'recipient=family member; friend' "
+                '--set \'conditions=[{"kind": "court_order", "mode": "required", '
+                '"quote": "WORDS OF THE PARAGRAPH"}]\' (a JSON list of {kind, mode, '
+                "quote[, group][, node]}; kinds of condition_kinds.json, quotes checked against "
+                "the paragraph's text)",
             )
     p = actions.add_parser(
         "export",

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import argparse
 
+# the method of ``check`` and ``eval`` when none is given ("checklist"; the browser's Check page
+# reads the same constant there: the browser imports no CLI module)
+from privacy_checklist.reasoning.methods import DEFAULT_METHOD as DEFAULT_METHOD
+
 # what --store means to each command (they read it, write it, or hand it on)
 READING_STORE_HELP = (
     "the editors' store whose validated norms win over the machine ones (default: "
@@ -18,6 +22,8 @@ EDITORS_STORE_HELP = (
     "the SQLite store (default: $PCHECK_STORE or ~/.local/share/privacy-checklist/norms.sqlite)"
 )
 APP_STORE_HELP = "the editors' store ($PCHECK_STORE)"
+#: the candidate permissions ``check`` prints per flow (``--all``: every one)
+TOP_CANDIDATES = 5
 
 
 def positive_int(value: str) -> int:

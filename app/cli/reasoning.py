@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from privacy_checklist.app.cli.checklist import print_checklist
 from privacy_checklist.app.cli.common import (
     WIDTH,
     CliError,
@@ -17,6 +18,8 @@ from privacy_checklist.app.cli.common import (
     wrap,
 )
 from privacy_checklist.app.cli.options import (
+    DEFAULT_METHOD,
+    TOP_CANDIDATES,
     index_option,
     json_option,
     llm_backend_option,
@@ -25,7 +28,7 @@ from privacy_checklist.app.cli.options import (
     reading_store_option,
 )
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.methods import DEFAULT_K, OFFLINE_METHODS
+from privacy_checklist.reasoning.methods import CHECKLIST_LLM, DEFAULT_K, OFFLINE_METHODS
 from privacy_checklist.reasoning.methods import METHODS as REASONING_METHODS
 
 if TYPE_CHECKING:
@@ -34,10 +37,17 @@ if TYPE_CHECKING:
     from privacy_checklist.retrieval.index import RetrievalIndex
 
 FLOW_PARTS = ("sender", "recipient", "subject", "information", "purpose", "consent")
+CHECKLIST_METHODS = ("checklist", CHECKLIST_LLM)
 METHODS_TEXT = (
-    "Methods: offline (ours, no LLM: explainable features, the case's sentence embedding and "
+    "Methods: checklist (ours, the default, no LLM: reads the flows and the facts of the case "
+    "and checks each candidate permission's conditions, met / unmet / unknown; permitted when "
+    "one candidate has all its conditions met, prohibited when a prohibition applies or none "
+    "does, and it says which facts would change the verdict), offline (ours, no LLM: "
+    "explainable features, the case's sentence embedding and "
     "a linear model), offline-fast (the same without the embedding: quicker, less accurate); "
-    "with an LLM, "
+    "with an LLM, checklist-llm (the checklist, with the model asked one short question for "
+    "each fact it could not read: at most 8, each answer accepted only with words quoted from "
+    "the case) and "
     "the paper's: dp (direct prompt), cot-auto (the model plans its own steps), cot-manual "
     "(our Contextual Integrity guidelines step by step), agent-id (the model names the "
     "applicable paragraph ids, checked against the regulation tree, whose text then goes into "
@@ -61,10 +71,10 @@ def method_options(p: argparse.ArgumentParser, *, several: bool) -> None:
     reading_store_option(p)
     p.add_argument(
         "--method",
-        default="offline",
+        default=DEFAULT_METHOD,
         metavar="M[,M2...]" if several else "M",
         help=f"{'comma-separated methods' if several else 'the method'}: "
-        f"{', '.join(REASONING_METHODS)} (default offline)",
+        f"{', '.join(REASONING_METHODS)} (default {DEFAULT_METHOD})",
     )
     llm_backend_option(p)
     llm_endpoint_options(p)
@@ -118,7 +128,7 @@ def reasoning_index(kb: KnowledgeBase, directory: str | None) -> RetrievalIndex:
 
 
 def build_reasoner(
-    method: str, kb: KnowledgeBase, index: RetrievalIndex, client: Client | None, k: int
+    method: str, kb: KnowledgeBase, index: RetrievalIndex | None, client: Client | None, k: int
 ) -> Reasoner:
     """The method's pipeline (``client``: None for the offline methods)."""
     from privacy_checklist.reasoning.llm import LLMError
@@ -142,14 +152,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     if len(methods) != 1:
         raise CliError("check takes one --method (eval compares several)")
     (method,) = methods
-    index = reasoning_index(kb, args.index)
+    # the checklist methods search no index: none is opened for them
+    index = None if method in CHECKLIST_METHODS else reasoning_index(kb, args.index)
     client = llm_client(args) if method not in OFFLINE_METHODS else None
-    return check_case(build_reasoner(method, kb, index, client, args.k), text, as_json=args.json)
+    return check_case(
+        build_reasoner(method, kb, index, client, args.k),
+        text,
+        as_json=args.json,
+        every=args.all,
+    )
 
 
-def check_case(reasoner: Reasoner, text: str, *, as_json: bool = False) -> int:
-    """Decide ``text`` with ``reasoner`` and print the verdict (as JSON with ``as_json``); a
-    request that failed is an error, after the JSON."""
+def check_case(reasoner: Reasoner, text: str, *, as_json: bool = False, every: bool = False) -> int:
+    """Decide ``text`` with ``reasoner`` and print the verdict (as JSON with ``as_json``; the
+    checklist methods' every candidate with ``every``); a request that failed is an error, after
+    the JSON."""
     from privacy_checklist.retrieval.base import QueryError
 
     try:
@@ -161,7 +178,10 @@ def check_case(reasoner: Reasoner, text: str, *, as_json: bool = False) -> int:
     if verdict.request_failed:  # no verdict: the request, not the method
         raise CliError(verdict.failure or "LLM request failed")
     if not as_json:
-        print_verdict(verdict)
+        if verdict.checklist is not None:
+            print_checklist(verdict, every=every)
+        else:
+            print_verdict(verdict)
     return 0
 
 
@@ -203,10 +223,21 @@ def register(sub: Any) -> None:
         help="decide a case: permitted, prohibited or not covered by HIPAA, and why",
         description="Read a case narrative and give the verdict, the paragraphs it rests on, "
         "the flows read from the case and the reasoning (for LLM methods also the model's raw "
-        "answers; --json adds the prompts). The offline reasoner needs no LLM. " + METHODS_TEXT,
+        "answers; --json adds the prompts). The checklist methods print the checklist: each "
+        "flow with its spans, whether HIPAA applies and why, the prohibitions met, the "
+        "candidate permissions with each condition met (✓), unmet (✗) or unknown (?) beside "
+        "the words of the case that decided it and the words of the law that state it, the "
+        "verdict and what would change it. The checklist and the offline reasoner need no "
+        "LLM. " + METHODS_TEXT,
     )
     p.add_argument("narrative", nargs="?", help="the case, quoted (or use --file)")
     p.add_argument("--file", metavar="F", help="read the case from F ('-' = stdin)")
     method_options(p, several=False)
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help=f"the checklist methods: print every candidate permission of each flow (default: "
+        f"the first {TOP_CANDIDATES} in the checklist's order)",
+    )
     json_option(p)
     p.set_defaults(func=cmd_check)

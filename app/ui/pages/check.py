@@ -4,9 +4,15 @@ their words highlighted in it, the norms the verdict rests on, the retrieved nor
 reasoning and, for LLM methods, the model's raw answers. The result downloads as JSON and as a
 Markdown report (:func:`report_markdown`).
 
-The offline reasoner needs no LLM; the LLM methods are offered only when an LLM is configured
-(``pcheck app --llm-base-url URL --llm-model NAME``, or ``PCHECK_LLM_BASE_URL`` and
-``PCHECK_LLM_MODEL``).
+The checklist methods (the default, ``checklist``, and ``checklist-llm``) also show the
+checklist (:func:`show_checklist`): the facts' words highlighted beside the flows', whether
+HIPAA applies and why, the prohibitions met, each candidate permission with its conditions
+met / unmet / unknown (✓ / ✗ / ?) beside the case's words and the law's, linked to their
+paragraphs, and what would change the verdict.
+
+The checklist and the offline reasoner need no LLM; the LLM methods are offered only when an
+LLM is configured (``pcheck app --llm-base-url URL --llm-model NAME``, or
+``PCHECK_LLM_BASE_URL`` and ``PCHECK_LLM_MODEL``).
 """
 
 from __future__ import annotations
@@ -17,14 +23,17 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from privacy_checklist.app.samples import DEMO_CASE, SAMPLES
 from privacy_checklist.app.ui import common
-from privacy_checklist.reasoning.methods import OFFLINE_METHODS
+from privacy_checklist.reasoning.methods import DEFAULT_METHOD, OFFLINE_METHODS
 from privacy_checklist.reasoning.verdict import CitedNorm, Reasoner, Verdict
+
+if TYPE_CHECKING:
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
 
 PART_KINDS = ("sender", "recipient", "subject", "information", "purpose", "consent", "verb")
 PART_COLORS = {
@@ -35,8 +44,11 @@ PART_COLORS = {
     "purpose": "#ffe066",
     "consent": "#faa2c1",
     "verb": "#ced4da",
+    "fact": "#ffa8a8",
 }
+FACT = "fact"  # a fact the checklist read (its words), highlighted beside the flow parts
 PART_NAMES = {"verb": "action"}
+MARKS = {"met": "✓", "unmet": "✗", "unknown": "?"}
 LABEL_TEXT = {
     "permit": "Permitted",
     "prohibit": "Prohibited",
@@ -46,6 +58,8 @@ LABEL_TEXT = {
 }
 LABEL_COLOR = {"permit": "green", "prohibit": "red", "not_applicable": "blue"}
 METHOD_HELP = {
+    "checklist": "checklist: ours, no LLM (each candidate norm's conditions checked)",
+    "checklist-llm": "checklist-llm: the checklist, the model asked for the facts it left open",
     "offline": "offline: ours, no LLM (explainable features and a linear model)",
     "offline-fast": "offline-fast: ours, no LLM, without the sentence embedding (quicker)",
     "dp": "dp: direct prompt",
@@ -65,6 +79,8 @@ SAMPLE = "check-sample"
 METHOD = "check-method"
 K = "check-k"
 RESULT = "check-result"
+ALL = "check-all-candidates"
+TOP_CANDIDATES = 5  # candidate permissions shown per flow unless every one is asked for
 OWN = "(write your own)"
 
 
@@ -125,11 +141,27 @@ def _html_text(text: str) -> str:
     return html.escape(text).replace("$", "&#36;").replace("\r\n", "\n").replace("\n", "<br>")
 
 
-def highlight_html(text: str, flows: Sequence[dict[str, Any]]) -> str:
+def highlight_html(
+    text: str, flows: Sequence[dict[str, Any]], facts: Sequence[dict[str, Any]] = ()
+) -> str:
     """The narrative as HTML with each flow part's words in a coloured ``<mark>`` (one colour
-    per kind of part; the innermost part wins where they overlap; the tooltip names them all).
+    per kind of part; the innermost part wins where they overlap; the tooltip names them all),
+    and the words of each of ``facts`` (the checklist's, with a ``span``) in the fact colour.
     Everything from the narrative is HTML-escaped."""
     spans: dict[tuple[int, int, str], list[str]] = {}
+    for fact in facts:
+        span = fact.get("span") if isinstance(fact, dict) else None
+        if not (isinstance(span, list | tuple) and len(span) == 2):
+            continue
+        start, end = span
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+            continue
+        value = fact.get("value")
+        said = "yes" if value else "no" if value is False else "?"
+        spans.setdefault((start, end, FACT), []).append(
+            f"{str(fact.get('key', '')).replace('_', ' ')}: {said}"
+            + (f" ({fact['source']})" if fact.get("source") else "")
+        )
     for number, flow in enumerate(flows, start=1):
         if not isinstance(flow, dict):
             continue
@@ -150,10 +182,14 @@ def highlight_html(text: str, flows: Sequence[dict[str, Any]]) -> str:
         if not covering:
             out.append(inner)
             continue
-        chosen = min(covering, key=lambda s: (s[1] - s[0], PART_KINDS.index(s[2])))
+        chosen = min(covering, key=lambda s: (s[1] - s[0], _kind_order(s[2])))
         title = "; ".join(line for s in sorted(covering) for line in spans[s])
         out.append(_mark(chosen[2], inner, title))
     return '<div style="line-height:1.9">' + "".join(out) + "</div>"
+
+
+def _kind_order(kind: str) -> int:
+    return PART_KINDS.index(kind) if kind in PART_KINDS else len(PART_KINDS)
 
 
 def legend_html(kinds: Sequence[str] = PART_KINDS) -> str:
@@ -273,6 +309,8 @@ def report_markdown(
             ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+    if found.checklist is not None:
+        out += ["", *checklist_markdown(found.checklist, text)]
     out += ["", "## Reasoning", ""]
     out += [f"- {_flat(step)}" for step in found.reasoning] or ["(none given)"]
     if hits:
@@ -299,6 +337,67 @@ def report_markdown(
     return "\n".join(out).rstrip() + "\n"
 
 
+def _fact_words(fact: Any, text: str) -> str:
+    if not isinstance(fact, dict) or fact.get("value") is None:
+        return "not stated"
+    span = fact.get("span")
+    words = str(fact.get("evidence") or "")
+    if isinstance(span, list) and len(span) == 2 and 0 <= span[0] < span[1] <= len(text):
+        words = text[span[0] : span[1]]
+        words += f" ({span[0]}–{span[1]})"
+    return ("yes" if fact["value"] else "no") + (f": “{_flat(words)}”" if words else "")
+
+
+def checklist_markdown(checklist: Mapping[str, Any], text: str) -> list[str]:
+    """The checklist as Markdown lines for the report: each flow's applicability, prohibitions
+    met and first candidates with their conditions, then what would change the verdict."""
+    out = ["## The checklist", ""]
+    flows = [f for f in checklist.get("flows") or [] if isinstance(f, dict)]
+    if not flows:
+        out.append("No flow of health information was read from the case.")
+    for number, flow in enumerate(flows, start=1):
+        where = flow.get("applicability") if isinstance(flow.get("applicability"), dict) else {}
+        applies = bool((where or {}).get("applies", True))
+        out += [
+            f"### Flow {number}: {_flat(flow.get('flow'))} ({label_text(flow.get('verdict'))})",
+            "",
+            f"- Applicability: {'covered' if applies else 'not covered'} by HIPAA: "
+            f"{_flat((where or {}).get('reason'))}",
+        ]
+        if not applies:
+            out.append("")
+            continue
+        prohibitions = [p for p in flow.get("prohibitions") or [] if isinstance(p, dict)]
+        out.append(
+            "- Prohibitions met: " + (", ".join(str(p.get("node")) for p in prohibitions) or "none")
+        )
+        candidates = [c for c in flow.get("candidates") or [] if isinstance(c, dict)]
+        out.append(f"- Candidate permissions: {len(candidates)}")
+        for check in candidates[:TOP_CANDIDATES]:
+            status = str(check.get("status"))
+            out.append(
+                f"  - {MARKS.get(status, '?')} **{check.get('node')}** ({status}): "
+                f"{_flat(check.get('summary'))}"
+            )
+            for condition in check.get("conditions") or []:
+                if not isinstance(condition, dict):
+                    continue
+                state = str(condition.get("status"))
+                kind = str(condition.get("kind") or "?").replace("_", " ")
+                mode = str(condition.get("mode") or "required")
+                presumed = ", presumed" if condition.get("presumed") else ""
+                out.append(
+                    f"    - {MARKS.get(state, '?')} {kind} ({mode}{presumed}): the case: "
+                    f"{_fact_words(condition.get('fact'), text)}; the law: "
+                    f"“{_flat(condition.get('quote'))}” ({condition.get('node')})"
+                )
+        out.append("")
+    out += ["### What would change it", ""]
+    turns = [t for t in checklist.get("would_change") or [] if isinstance(t, dict)]
+    out += [f"- {_flat(t.get('text'))}" for t in turns] or ["Nothing the case leaves open."]
+    return out
+
+
 # --------------------------------------------------------------------------- engine
 
 
@@ -318,8 +417,23 @@ def _llm_method(name: str, k: int, base_url: str, model: str) -> Reasoner:
     return build_method(name, common.kb(), common.index(), client, k=k)
 
 
+def checklist_reasoner() -> ChecklistReasoner:
+    """The checklist reasoner over the page's knowledge base (its norms the store's view)."""
+    return _checklist_reasoner(os.environ.get("PCHECK_KB") or "", str(common.store_path()))
+
+
+@st.cache_resource(show_spinner="Loading the checklist and the parser ...")
+def _checklist_reasoner(where: str, store: str) -> ChecklistReasoner:
+    """Built once per knowledge base and store (``common.kb()`` is cached by the same two)."""
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+
+    return ChecklistReasoner(common.kb())
+
+
 def reasoner(name: str, k: int) -> Reasoner:
     """The method's pipeline, built once per server (the offline reasoner is shared)."""
+    if name == "checklist":
+        return checklist_reasoner()
     if name == "offline":
         return common.offline_reasoner()
     if name == "offline-fast":
@@ -408,9 +522,9 @@ def _check(text: str) -> dict[str, Any]:
     """What the Check button gives: a warning for an empty narrative, else the result."""
     if not text.strip():
         return {"warning": "Write or paste a case narrative first, or pick a sample."}
-    method = st.session_state.get(METHOD) or "offline"
+    method = st.session_state.get(METHOD) or DEFAULT_METHOD
     if method not in _methods():
-        method = "offline"
+        method = DEFAULT_METHOD
     k = int(st.session_state.get(K) or 5)
     return {**run_check(text, method, k), "input": text}
 
@@ -447,7 +561,7 @@ def render() -> None:
 
     methods = _methods()
     if st.session_state.get(METHOD) not in methods:
-        st.session_state[METHOD] = "offline"
+        st.session_state[METHOD] = DEFAULT_METHOD
     left, right = st.columns([3, 1])
     with left:
         method = st.selectbox(
@@ -458,16 +572,18 @@ def render() -> None:
             st.number_input("Paragraphs retrieved (k)", 1, 20, DEFAULT_K, key=K)
     if not common.llm_configured():
         st.caption(
-            "The LLM methods (dp, cot-auto, cot-manual, agent-id, bm25-content, ci-es-content) "
+            "The LLM methods (checklist-llm, dp, cot-auto, cot-manual, agent-id, bm25-content, "
+            "ci-es-content) "
             "need an LLM: start the app with `pcheck app --llm-base-url URL --llm-model NAME` "
             "(or set `PCHECK_LLM_BASE_URL` and `PCHECK_LLM_MODEL`). Any OpenAI-compatible "
             "endpoint works."
         )
-    # load the knowledge base, the index and the offline reasoner now, not on the first check
-    try:
-        common.offline_reasoner()
-    except Exception as exc:
-        st.error(f"The offline reasoner cannot be loaded: {one_line(exc)}")
+    # load the knowledge base and the chosen offline method now, not on the first check
+    if method in OFFLINE_METHODS:
+        try:
+            reasoner(method, DEFAULT_K)
+        except Exception as exc:
+            st.error(f"The {method} method cannot be loaded: {one_line(exc)}")
     if st.button("Check", type="primary", key="check-run"):
         with st.spinner("Checking ..."):
             st.session_state[RESULT] = _check(text or "")
@@ -509,16 +625,24 @@ def show_result(result: dict[str, Any]) -> None:
             column.metric(label_text(name), f"{value:.0%}")
             column.progress(min(1.0, max(0.0, value)))
 
+    checklist = verdict.checklist
+    facts = _checklist_facts(checklist) if checklist is not None else []
     st.subheader("The flows in the case")
-    st.markdown(legend_html(), unsafe_allow_html=True)
+    st.markdown(
+        legend_html((*PART_KINDS, FACT) if checklist is not None else PART_KINDS),
+        unsafe_allow_html=True,
+    )
     # a long narrative scrolls in its own panel instead of pushing everything else down
     panel = st.container(height=420) if len(text) > 3_000 else st.container()
-    panel.markdown(highlight_html(text, verdict.flows), unsafe_allow_html=True)
+    panel.markdown(highlight_html(text, verdict.flows, facts), unsafe_allow_html=True)
     if not verdict.flows:
         st.caption("No flow (who sends what to whom) was read from the case.")
     for number, flow in enumerate(verdict.flows, start=1):
         st.markdown(f"**{flow_title(number, flow)}**")
         st.markdown(flow_table(flow, text))
+
+    if checklist is not None:
+        show_checklist(checklist, verdict, text)
 
     st.subheader("What the verdict rests on")
     lines = norm_lines(verdict.norms)
@@ -610,3 +734,189 @@ def hits_table(hits: Sequence[dict[str, Any]]) -> str:
             f"{common.md_escape(_flat(hit.get('via'))) or '—'} |"
         )
     return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------- the checklist
+
+
+def _checklist_facts(checklist: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The facts of every flow of a checklist that the case states, with their spans."""
+    out = []
+    flows = checklist.get("flows") or [checklist]
+    for flow in flows:
+        if not isinstance(flow, Mapping):
+            continue
+        for fact in flow.get("facts") or []:
+            if isinstance(fact, dict) and fact.get("value") is not None and fact.get("span"):
+                out.append(fact)
+    return out
+
+
+def fact_cell(fact: Mapping[str, Any] | None, text: str | None = None) -> str:
+    """The words of the case behind a fact, for a Markdown cell: yes/no, the words, where."""
+    if not fact or fact.get("value") is None:
+        return "not stated"
+    said = "yes" if fact["value"] else "no"
+    span = fact.get("span")
+    words = ""
+    if isinstance(span, list | tuple) and len(span) == 2 and text is not None:
+        start, end = span
+        if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
+            words = text[start:end]
+    words = words or str(fact.get("evidence") or "")
+    where = f" ({span[0]}–{span[1]})" if isinstance(span, list | tuple) and len(span) == 2 else ""
+    source = f", {fact['source']}" if fact.get("source") else ""
+    if not words:
+        return f"{said}{source}"
+    return f"{said}: “{common.md_escape(_flat(words))}”{where}{source}"
+
+
+def _condition_mode(condition: Mapping[str, Any]) -> str:
+    mode = str(condition.get("mode") or "required")
+    if mode == "one_of":
+        return f"one of ({common.md_escape(str(condition.get('group') or ''))})"
+    return mode
+
+
+def conditions_table(check: Mapping[str, Any], text: str | None = None) -> str:
+    """A Markdown table of a norm's conditions: ✓ / ✗ / ?, the kind, its mode, the words of the
+    case that decided it and the words of the law that state it (linked to their paragraph)."""
+    rows = [
+        "| | condition | mode | the case's words | the law's words |",
+        "|---|---|---|---|---|",
+    ]
+    for condition in check.get("conditions") or []:
+        if not isinstance(condition, dict):
+            continue
+        status = str(condition.get("status"))
+        fact = condition.get("fact") if isinstance(condition.get("fact"), dict) else None
+        kind = str(condition.get("kind") or "?").replace("_", " ")
+        note = " (presumed)" if condition.get("presumed") else ""
+        if condition.get("mode") == "exception" and not (fact or {}).get("span"):
+            note += " (counts only when stated)" if (fact or {}).get("value") is None else ""
+        quote = str(condition.get("quote") or "")
+        node = str(condition.get("node") or "")
+        law = (f"“{common.md_escape(_flat(quote))}”" if quote else "—") + (
+            f" {common.node_link(node)}" if node else ""
+        )
+        rows.append(
+            f"| {MARKS.get(status, '?')} {status}{note} | {common.md_escape(kind)} | "
+            f"{_condition_mode(condition)} | {fact_cell(fact, text)} | {law} |"
+        )
+    return "\n".join(rows) if len(rows) > 2 else "_No condition._"
+
+
+def _norm_title(check: Mapping[str, Any]) -> str:
+    status = str(check.get("status"))
+    summary = _snippet(check.get("summary"), 110)
+    return f"{MARKS.get(status, '?')} {check.get('node')}: {status}" + (
+        f" — {summary}" if summary else ""
+    )
+
+
+def _turn_line(turn: Mapping[str, Any]) -> str:
+    node = str(turn.get("node") or "")
+    then = label_text(turn.get("then"))
+    return (
+        f"- **{then}**"
+        + (f" under {common.node_link(node)}" if node else "")
+        + f": {common.md_escape(_flat(turn.get('text')))}"
+    )
+
+
+def show_flow_checklist(flow: Mapping[str, Any], text: str, every: bool) -> None:
+    """One flow's checklist: applicability and why, prohibitions met, the candidates."""
+    where = flow.get("applicability") if isinstance(flow.get("applicability"), dict) else {}
+    applies = bool((where or {}).get("applies", True))
+    reason = common.md_escape(_flat((where or {}).get("reason")))
+    st.markdown(
+        f"**1. Applicability:** {'✓ covered' if applies else '✗ not covered'} by HIPAA: {reason}"
+    )
+    stated = [
+        f for f in flow.get("facts") or [] if isinstance(f, dict) and f.get("value") is not None
+    ]
+    if stated:
+        rows = ["| fact | the case's words |", "|---|---|"]
+        for fact in stated:
+            key = common.md_escape(str(fact.get("key", "")).replace("_", " "))
+            rows.append(f"| {key} | {fact_cell(fact, text)} |")
+        st.markdown("\n".join(rows))
+    if not applies:
+        return
+    prohibitions = [p for p in flow.get("prohibitions") or [] if isinstance(p, dict)]
+    st.markdown(f"**2. Prohibitions met:** {len(prohibitions) or 'none'}")
+    for check in prohibitions:
+        with st.expander(f"! {check.get('node')}: {_snippet(check.get('summary'), 110)}"):
+            st.markdown(f"The paragraph: {common.node_link(str(check.get('node')))}")
+            st.markdown(conditions_table(check, text))
+    candidates = [c for c in flow.get("candidates") or [] if isinstance(c, dict)]
+    shown = candidates if every else candidates[:TOP_CANDIDATES]
+    st.markdown(
+        f"**3. Candidate permissions:** {len(candidates)}"
+        + (
+            f" (the first {len(shown)} in the checklist's order)"
+            if len(shown) < len(candidates)
+            else ""
+        )
+    )
+    if not candidates:
+        st.markdown("No permission fits this sender, recipient and information (164.502(a)).")
+    for number, check in enumerate(shown):
+        with st.expander(_norm_title(check), expanded=number == 0):
+            fits = f" ({common.md_escape(str(check['fits']))})" if check.get("fits") else ""
+            st.markdown(f"The paragraph: {common.node_link(str(check.get('node')))}{fits}")
+            st.markdown(conditions_table(check, text))
+
+
+def show_checklist(checklist: Mapping[str, Any], verdict: Verdict, text: str) -> None:
+    """The checklist of a checklist method's verdict (see the module docstring)."""
+    st.subheader("The checklist")
+    st.caption(
+        f"Facts read with {checklist.get('parser', '?')}; a fact the case does not state is "
+        f"weighed by the rule '{checklist.get('rule', '?')}'. ✓ met, ✗ unmet, ? unknown."
+    )
+    every = st.checkbox("Show every candidate permission", key=ALL)
+    flows = [f for f in checklist.get("flows") or [] if isinstance(f, dict)]
+    if not flows:
+        st.markdown("No flow of health information was read from the case.")
+    for number, flow in enumerate(flows, start=1):
+        if len(flows) > 1:
+            label = label_text(flow.get("verdict"))
+            st.markdown(
+                f"#### Flow {number}: {common.md_escape(_flat(flow.get('flow')))} — {label}"
+            )
+        show_flow_checklist(flow, text, every)
+    st.markdown(f"**The verdict:** {common.md_escape(_flat(checklist.get('explanation')))}")
+    if not checklist.get("decided", True):
+        st.caption(
+            "The verdict is on the facts as stated: it turns on facts the case does not state."
+        )
+    turns = [t for t in checklist.get("would_change") or [] if isinstance(t, dict)]
+    st.markdown("**What would change it:**" + ("" if turns else " nothing the case leaves open."))
+    if turns:
+        st.markdown("\n".join(_turn_line(t) for t in turns))
+    asked = [a for a in checklist.get("asked") or [] if isinstance(a, dict)]
+    if asked or verdict.method == "checklist-llm":
+        st.markdown(f"**Questions asked of the model:** {len(asked) or 'none'}")
+        if asked:
+            rows = [
+                "| flow | fact | answer | the case's words | accepted |",
+                "|---|---|---|---|---|",
+            ]
+            for item in asked:
+                accepted = (
+                    "yes"
+                    if item.get("accepted")
+                    else (
+                        f"no: {common.md_escape(_flat(item.get('problem')))}"
+                        if item.get("problem")
+                        else "no"
+                    )
+                )
+                rows.append(
+                    f"| {item.get('flow')} | "
+                    f"{common.md_escape(str(item.get('key', '')).replace('_', ' '))} | "
+                    f"{common.md_escape(str(item.get('answer') or '—'))} | "
+                    f"{common.md_escape(_snippet(item.get('evidence'), 120)) or '—'} | {accepted} |"
+                )
+            st.markdown("\n".join(rows))

@@ -1,8 +1,12 @@
 """The Norms page: the editors' queue.
 
-Filter the annotated paragraphs by section, status and norm type; open one to read its text and
-every field of its annotation, its history, and (with an editor name) edit, validate or reject
-it. Everything goes through :class:`~privacy_checklist.kg.store.NormStore`, exactly as
+Filter the annotated paragraphs by section, status and norm type; open one to read its text
+(the words that state its conditions highlighted) and every field of its annotation, its
+conditions, its history, and (with an editor name) edit, validate or reject it. A condition is
+edited as a kind of ``condition_kinds.json``, a mode, a group and the words of the text that
+state it; the words are checked against the text before anything is saved.
+
+Everything goes through :class:`~privacy_checklist.kg.store.NormStore`, exactly as
 ``pcheck norms show|edit|validate|reject|history`` does: an edit or a review names the version
 the norm was opened at, so one made after someone else changed the norm is refused with who
 changed which fields, and nothing is overwritten.
@@ -21,6 +25,8 @@ import pandas as pd
 import streamlit as st
 
 from privacy_checklist.app.ui import common
+from privacy_checklist.app.ui.pages.regulation import MODE_NAMES, linked_text
+from privacy_checklist.kg.conditions import MODES
 from privacy_checklist.kg.kb import KnowledgeBaseError
 from privacy_checklist.kg.norms import LIST_FIELDS, NORM_TYPES, RELATIONS, Cues, Norm
 from privacy_checklist.kg.store import (
@@ -31,6 +37,7 @@ from privacy_checklist.kg.store import (
     Record,
     StaleEditError,
     StoreError,
+    condition_kinds,
     validate_changes,
 )
 
@@ -45,6 +52,7 @@ STATUS = KEY + "status"
 TYPE = KEY + "type"
 TEXT = KEY + "text"
 NO_REF = "not a reference"
+NEW_CONDITIONS = 2  # blank condition rows offered in the edit form
 SNIPPET = 110
 PARTIES = ("sender", "recipient", "subject")
 FIELD_LABELS = {
@@ -62,6 +70,7 @@ FIELD_LABELS = {
     "sender_is_subject": "Sender is the subject",
     "recipient_is_subject": "Recipient is the subject",
     "refs": "Cross-references",
+    "conditions": "Conditions",
     "provenance": "Provenance",
     "version": "Annotation version",
 }
@@ -179,7 +188,7 @@ def _form_values(node: str, version: int, norm: Norm) -> dict[str, Any]:
     for field in LIST_FIELDS:
         values[field] = state[_wkey(node, version, field)]
     for field in EDITABLE:
-        if field not in ("norm_type", "refs", *LIST_FIELDS):
+        if field not in ("norm_type", "refs", "conditions", *LIST_FIELDS):
             values[field] = state[_wkey(node, version, field)] or ""
     refs = []
     for target in _ref_targets(node, norm):
@@ -187,7 +196,29 @@ def _form_values(node: str, version: int, norm: Norm) -> dict[str, Any]:
         if relation in RELATIONS:
             refs.append((target, relation))
     values["refs"] = refs
+    values["conditions"] = _condition_values(node, version, norm)
     return values
+
+
+def _condition_values(node: str, version: int, norm: Norm) -> list[dict[str, str]]:
+    """The condition rows of the edit form with a kind chosen (a row set to no kind is
+    removed), as ``{kind, mode, quote, group, node}``."""
+    state = st.session_state
+    out = []
+    for row in range(len(norm.conditions) + NEW_CONDITIONS):
+        kind = state.get(_wkey(node, version, f"cond:{row}:kind"))
+        if not kind:
+            continue
+        out.append(
+            {
+                "kind": kind,
+                "mode": state.get(_wkey(node, version, f"cond:{row}:mode")) or "required",
+                "group": (state.get(_wkey(node, version, f"cond:{row}:group")) or "").strip(),
+                "quote": state.get(_wkey(node, version, f"cond:{row}:quote")) or "",
+                "node": (state.get(_wkey(node, version, f"cond:{row}:node")) or "").strip() or node,
+            }
+        )
+    return out
 
 
 def _since(node: str, version: int) -> list[dict[str, Any]]:
@@ -221,7 +252,9 @@ def _on_save(node: str) -> None:
         return
     norm, version = loaded
     try:
-        clean = validate_changes(_form_values(node, version, norm))
+        clean = validate_changes(
+            _form_values(node, version, norm), node=node, tree=common.kb().tree
+        )
     except StoreError as exc:
         st.session_state[FLASH] = {"kind": "error", "node": node, "text": f"Not saved: {exc}"}
         return
@@ -237,7 +270,9 @@ def _on_save(node: str) -> None:
     record = _write(
         node,
         version,
-        lambda store: store.edit(node, changes, name, version, _baseline(), comment),
+        lambda store: store.edit(
+            node, changes, name, version, _baseline(), comment, tree=common.kb().tree
+        ),
     )
     if record is not None:
         st.session_state[FLASH] = {
@@ -394,6 +429,8 @@ def _table(matching: list[tuple[str, Record]]) -> None:
 def _field_value(name: str, value: Any) -> str:
     if name == "refs":
         return ", ".join(f"{target} ({relation})" for target, relation in value) or "—"
+    if name == "conditions":
+        return f"{len(value)} (listed below)" if value else "—"
     if isinstance(value, list | tuple):
         return "; ".join(value) or "—"
     return str(value) if value not in ("", None) else "—"
@@ -414,6 +451,93 @@ def _fields(record: Record) -> None:
         {"field": "Comment", "value": record.comment or "—"},
     ]
     st.dataframe(rows, hide_index=True)
+
+
+def _conditions(norm: Norm) -> None:
+    """The norm's conditions: mode and group, the kind and its question, the words that state
+    them and where."""
+    if not norm.conditions:
+        st.caption("No conditions.")
+        return
+    kinds = condition_kinds()
+    rows = []
+    for c in norm.conditions:
+        found = kinds.get(c.kind)
+        rows.append(
+            {
+                "mode": MODE_NAMES.get(c.mode, c.mode) + (f" {c.group}" if c.group else ""),
+                "kind": c.kind,
+                "condition": found.label if found is not None else c.kind,
+                "words": c.quote,
+                "in": c.node if c.node != norm.node else "this paragraph",
+                "asks": found.question if found is not None else "",
+            }
+        )
+    st.dataframe(
+        pd.DataFrame(rows, columns=["mode", "kind", "condition", "words", "in", "asks"]),
+        hide_index=True,
+        column_config={"words": st.column_config.TextColumn("words", width="large")},
+    )
+
+
+def _condition_rows(node: str, norm: Norm, key: Callable[[str], str]) -> None:
+    """One row of pickers a condition (its kind, mode, group, the words and where), then
+    :data:`NEW_CONDITIONS` blank rows to add some; a row set to no kind is removed."""
+    kinds = condition_kinds()
+    options = ["", *kinds]
+
+    def kind_name(kind: str) -> str:
+        if not kind:
+            return "(no condition)"
+        found = kinds.get(kind)
+        return f"{found.label} ({kind})" if found is not None else kind
+
+    st.markdown(
+        "**Conditions**: the words must be the paragraph's own (or, with another paragraph of "
+        "the section named, that one's); they are checked before saving."
+    )
+    rows = [*norm.conditions, *([None] * NEW_CONDITIONS)]
+    for row, condition in enumerate(rows):
+        name = f"Condition {row + 1}" if condition is not None else f"New condition {row + 1}"
+        kind_col, mode_col, group_col = st.columns([3, 2, 1])
+        kind = condition.kind if condition is not None else ""
+        kind_options = options if kind in options else [*options, kind]
+        kind_col.selectbox(
+            f"{name}: kind",
+            kind_options,
+            index=kind_options.index(kind),
+            format_func=kind_name,
+            key=key(f"cond:{row}:kind"),
+            help="Choose (no condition) to remove it",
+        )
+        mode = condition.mode if condition is not None else "required"
+        mode_col.selectbox(
+            f"{name}: mode",
+            list(MODES),
+            index=list(MODES).index(mode),
+            format_func=lambda m: MODE_NAMES.get(m, m),
+            key=key(f"cond:{row}:mode"),
+        )
+        group_col.text_input(
+            f"{name}: group",
+            value=condition.group if condition is not None else "",
+            key=key(f"cond:{row}:group"),
+            help="One of: the conditions sharing a group, at least one of which must hold",
+        )
+        words_col, where_col = st.columns([4, 2])
+        words_col.text_input(
+            f"{name}: words",
+            value=condition.quote if condition is not None else "",
+            key=key(f"cond:{row}:quote"),
+            help="The exact words of the text that state the condition",
+        )
+        where_col.text_input(
+            f"{name}: in paragraph",
+            value=condition.node if condition is not None and condition.node != node else "",
+            key=key(f"cond:{row}:node"),
+            placeholder=node,
+            help="Another paragraph of the section whose text states it (empty: this one)",
+        )
 
 
 def _ref_targets(node: str, norm: Norm) -> list[str]:
@@ -527,6 +651,7 @@ def _edit_form(node: str, norm: Norm, version: int) -> None:
                 )
         else:
             st.caption("No cross-references.")
+        _condition_rows(node, norm, key)
         st.text_area("Comment", key=key("comment"), max_chars=2000, height=68)
         st.form_submit_button("Save edit", type="primary", on_click=_on_save, args=(node,))
 
@@ -581,13 +706,18 @@ def _detail(node: str, baseline: dict[str, Norm]) -> None:
         " › ".join(common.md_escape(n.heading_line()) for n in kb.tree.path(node)[1:-1])
         + f" · {common.node_link(node)} on the Regulation page"
     )
-    with st.container(border=True):
-        st.markdown(common.md_escape(paragraph.text) or "(no text of its own)")
+    record: Record | None = None
     try:
         record = _current(node, baseline)
         history = _history(node)
     except StoreError as exc:
-        st.error(f"The editors' store cannot be read: {exc}")
+        problem = f"The editors' store cannot be read: {exc}"
+    shown = baseline[node] if record is None or record.status == "rejected" else record.norm
+    with st.container(border=True):
+        own = [c for c in shown.conditions if c.node == node]
+        st.markdown(linked_text(paragraph.text, [], [], own) or "(no text of its own)")
+    if record is None:
+        st.error(problem)
         return
     _flash(node)
     name = common.editor()
@@ -599,6 +729,8 @@ def _detail(node: str, baseline: dict[str, Norm]) -> None:
                 "Rejected: everything else reads the knowledge base's machine annotation instead."
             )
         _fields(record)
+        st.markdown("**Conditions**")
+        _conditions(record.norm)
         st.markdown("**History**")
         if history:
             st.dataframe([_history_row(r) for r in history], hide_index=True)

@@ -1,5 +1,6 @@
 """The Regulation page: browse and search the tree, and read one unit with its references,
-the definitions of the terms it uses and its norm annotation.
+the definitions of the terms it uses and its norm annotation, the words of its text that state
+a norm's conditions highlighted.
 
 The unit shown is ``?node=ID`` (``/regulation?node=164.502(a)``), so every
 :func:`common.node_link` in the app lands here; browsing and search set it too. Search and the
@@ -28,6 +29,9 @@ OPEN = "regulation-open"
 FOLLOW = "regulation-follow"
 SEARCH = "regulation-search"
 KIND_COLORS = {"permit": "green", "prohibit": "red", "definition": "gray"}
+#: The background of the words that state a condition, by the condition's mode.
+MODE_COLORS = {"required": "orange", "one_of": "violet", "exception": "gray"}
+MODE_NAMES = {"required": "required", "one_of": "one of", "exception": "exception"}
 
 
 # --------------------------------------------------------------------------- navigation
@@ -198,13 +202,55 @@ def _unknown(node_id: str) -> None:
     st.warning(message, icon="⚠️")
 
 
-def linked_text(text: str, refs: Sequence[dict[str, Any]], terms: Sequence[dict[str, Any]]) -> str:
+def condition_marks(text: str, conditions: Sequence[Any]) -> list[tuple[int, int, str]]:
+    """The spans of ``text`` that state ``conditions`` (each a
+    :class:`~privacy_checklist.kg.conditions.Condition` quoting this text), as ``(start, end,
+    mode)``, not overlapping (the first wins), never across a line break. A span that no longer
+    points at its words is looked up by them; words not in the text are left out."""
+    marks: list[tuple[int, int, str]] = []
+    for condition in conditions:
+        start, end = condition.start, condition.end
+        if text[start:end] != condition.quote or start == end:
+            start = text.find(condition.quote) if condition.quote else -1
+            if start < 0:
+                continue
+            end = start + len(condition.quote)
+        if any(s < end and start < e for s, e, _ in marks):
+            continue
+        at = start
+        for line in text[start:end].split("\n"):
+            if line.strip():
+                marks.append((at, at + len(line), condition.mode))
+            at += len(line) + 1
+    return sorted(marks)
+
+
+def linked_text(
+    text: str,
+    refs: Sequence[dict[str, Any]],
+    terms: Sequence[dict[str, Any]],
+    conditions: Sequence[Any] = (),
+) -> str:
     """The text as Markdown: each citation a link to what it cites (a range to its first
-    unit), each defined term highlighted; everything else shown literally."""
+    unit), each defined term highlighted, the words that state each of ``conditions``
+    (:func:`condition_marks`) on the background of its mode (:data:`MODE_COLORS`; citations
+    inside stay links); everything else shown literally."""
+    marks = condition_marks(text, conditions)
+
+    def crosses(start: int, end: int) -> bool:
+        return any(s < end and start < e and not (s <= start and end <= e) for s, e, _ in marks)
+
+    def inside(start: int, end: int) -> bool:
+        return any(s < end and start < e for s, e, _ in marks)
+
     spans: list[tuple[int, int, str]] = []
     for ref in refs:
         start, end = ref["start"], ref["end"]
-        if text[start:end] != ref["text"] or any(s < end and start < e for s, e, _ in spans):
+        if (
+            text[start:end] != ref["text"]
+            or any(s < end and start < e for s, e, _ in spans)
+            or crosses(start, end)
+        ):
             continue
         cited = common.md_escape(text[start:end])
         if ref["external"] or ref["target"] is None:
@@ -213,15 +259,27 @@ def linked_text(text: str, refs: Sequence[dict[str, Any]], terms: Sequence[dict[
             spans.append((start, end, f"[{cited}]({common.node_url(ref['target'])})"))
     for use in terms:
         start, end = use["start"], use["end"]
-        if any(s < end and start < e for s, e, _ in spans):
-            continue
+        if any(s < end and start < e for s, e, _ in spans) or inside(start, end):
+            continue  # a term within a condition's words: the condition's highlight shows
         spans.append((start, end, f":blue-background[{common.md_escape(text[start:end])}]"))
+
+    def render(lo: int, hi: int) -> str:
+        out, at = [], lo
+        for start, end, shown in sorted(spans):
+            if start < lo or end > hi:
+                continue
+            out.append(common.md_escape(text[at:start]))
+            out.append(shown)
+            at = end
+        out.append(common.md_escape(text[at:hi]))
+        return "".join(out)
+
     out, at = [], 0
-    for start, end, shown in sorted(spans):
-        out.append(common.md_escape(text[at:start]))
-        out.append(shown)
+    for start, end, mode in marks:
+        out.append(render(at, start))
+        out.append(f":{MODE_COLORS.get(mode, 'orange')}-background[{render(start, end)}]")
         at = end
-    out.append(common.md_escape(text[at:]))
+    out.append(render(at, len(text)))
     return "".join(out).replace("\n", "  \n")
 
 
@@ -360,6 +418,7 @@ def _norm(node_id: str) -> None:
         f"- **Consent**: {common.md_escape(norm.consent_form)}",
         "- **Support**: " + (", ".join(common.node_link(t) for t in supports) or "—"),
         "- **Exception**: " + (", ".join(common.node_link(t) for t in exceptions) or "—"),
+        *condition_lines(node_id, norm.conditions),
     ]
     st.markdown("\n".join(lines))
     reading = (
@@ -380,6 +439,41 @@ def _norm(node_id: str) -> None:
     if record is not None and record.comment:
         status += f" — “{common.md_escape(record.comment)}”"
     st.caption(f"Provenance: {status}")
+
+
+def condition_lines(node_id: str, conditions: Sequence[Any]) -> list[str]:
+    """The norm's conditions as a Markdown list: mode (and group), the kind's label, and the
+    words that state it (with where, when another paragraph states it)."""
+    from privacy_checklist.kg.store import condition_kinds
+
+    if not conditions:
+        return ["- **Conditions**: —"]
+    kinds = condition_kinds()
+    lines = [f"- **Conditions** ({len(conditions)}):"]
+    for c in conditions:
+        mode = MODE_NAMES.get(c.mode, c.mode) + (f" {c.group}" if c.group else "")
+        found = kinds.get(c.kind)
+        label = found.label if found is not None else c.kind
+        where = f" (in {common.node_link(c.node)})" if c.node and c.node != node_id else ""
+        lines.append(
+            f"    - :{MODE_COLORS.get(c.mode, 'orange')}-badge[{common.md_escape(mode)}] "
+            f"**{common.md_escape(label)}** ({common.md_escape(c.kind)}): "
+            f"“{common.md_escape(c.quote)}”{where}"
+        )
+    return lines
+
+
+def conditions_quoting(node_id: str) -> list[tuple[str, Any]]:
+    """``(norm, condition)`` for every condition of the norms as everything reads them whose
+    words are in this paragraph's text (its own norm's first)."""
+    from privacy_checklist.kg.kb import KnowledgeBaseError
+
+    try:
+        norms = common.kb().norms
+    except KnowledgeBaseError:
+        return []
+    found = [(n.node, c) for n in norms.values() for c in n.conditions if c.node == node_id]
+    return sorted(found, key=lambda item: item[0] != node_id)
 
 
 def _overview() -> None:
@@ -412,8 +506,18 @@ def _unit(node_id: str) -> None:
     if node.kind == "root":
         _overview()
     own_terms = [d for d in report["definitions"] if d["in"] == node_id]
+    quoting = conditions_quoting(node_id) if node.kind == "paragraph" else []
     if node.text:
-        st.markdown(linked_text(node.text, report["refs_out"], own_terms))
+        conditions = [c for _, c in quoting]
+        st.markdown(linked_text(node.text, report["refs_out"], own_terms, conditions))
+        if quoting:
+            norms = list(dict.fromkeys(n for n, _ in quoting))
+            colours = ", ".join(f"{MODE_COLORS[m]} {MODE_NAMES[m]}" for m in MODE_COLORS)
+            st.caption(
+                "Highlighted: the words that state a condition of the norm of "
+                + ", ".join(common.node_link(n) for n in norms)
+                + f" ({colours})."
+            )
     elif node.kind != "root":
         st.caption("(no text of its own)")
     for note in node.notes:

@@ -1,0 +1,574 @@
+"""The checklist: decide a flow by the conditions the law sets, and say what would change it.
+
+HIPAA's Privacy Rule is a default prohibition (164.502(a)) with permissions that each carry
+conditions. The checklist asks, for one flow of a case, in order:
+
+1. **Applicability.** Does a covered entity, a business associate, or their workforce acting as
+   such use or disclose protected health information? If the case says not (a friend, an
+   employer's own records, the individual's own disclosure, de-identified data ...), the flow
+   is not covered by HIPAA, and the checklist says why.
+2. **Prohibitions.** Does a prohibition name the flow (a sale of protected health information,
+   marketing, genetic information for underwriting, psychotherapy notes without an
+   authorization)? Its triggers must be stated; an exception stated true lifts it.
+3. **Candidate permissions.** The curated readings (:mod:`privacy_checklist.kg.conditions`)
+   whose sender and recipient roles subsume the flow's (through the role graph) and whose
+   information type fits.
+4. **Conditions.** For each candidate, each condition met, unmet or unknown, with the fact
+   behind it. A candidate is *met* when every required condition and one condition of every
+   ``one_of`` group is met and no exception holds; *unmet* when one of them is stated false
+   (or an exception stated true); otherwise *unknown*.
+
+The verdict follows by a rule a person can read: **permitted** when a candidate is met;
+**prohibited** when a prohibition applies, when no permission fits the flow (164.502(a)), or
+when every candidate is unmet. An unknown fact is weighed by the :class:`UnknownRule`: under
+the default (``stated``), a fact the case does not state counts as not met — a permission must
+be shown, as the default prohibition has it — except the few kinds the law lets a covered entity
+presume (``reasoning/data/presumptions.json``: its professional judgment, the minimum necessary,
+a public official's representations). The verdict still names every fact it turned on:
+"permitted if a court ordered the disclosure (164.512(e)(1)(i)); otherwise prohibited under
+164.502(a)".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from privacy_checklist.kg.conditions import Catalogue, Condition, Reading
+
+Status = Literal["met", "unmet", "unknown"]
+CheckLabel = Literal["permit", "prohibit", "not_applicable"]
+DEFAULT_PROHIBITION = "164.502(a)"
+#: information types a reading may name, beyond protected health information in general
+SPECIAL_INFORMATION = (
+    "psychotherapy notes",
+    "genetic information",
+    "de-identified information",
+    "limited data set",
+)
+ANY = "any"
+
+
+class UnknownRule(StrEnum):
+    """How a fact the case does not state is weighed.
+
+    - ``stated``: not met, except the kinds the law lets a covered entity presume (default);
+    - ``strict``: never met;
+    - ``lenient``: always met (the covered entity is presumed to have done what the law asks).
+    """
+
+    STATED = "stated"
+    STRICT = "strict"
+    LENIENT = "lenient"
+
+
+def data_path(name: str) -> Path:
+    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
+
+
+@cache
+def presumed_kinds() -> frozenset[str]:
+    """The condition kinds that hold unless the case says otherwise (reasoning/data)."""
+    data = json.loads(data_path("presumptions.json").read_text(encoding="utf-8"))
+    return frozenset(data["presumed"])
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What the case says about one question: stated true, stated false, or unknown (None).
+
+    Attributes:
+        key: a condition kind, or an applicability question (``sender_covered``, ...).
+        value: True, False, or None when the case does not say.
+        start: where the words that say it start in the narrative (-1 when none).
+        end: where they end.
+        evidence: those words (or how the value was reached).
+        source: what read it: ``parse``, ``cue``, ``role``, ``llm`` ...
+    """
+
+    key: str
+    value: bool | None
+    start: int = -1
+    end: int = -1
+    evidence: str = ""
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"key": self.key, "value": self.value, "source": self.source}
+        if self.start >= 0:
+            data["span"] = [self.start, self.end]
+        if self.evidence:
+            data["evidence"] = self.evidence
+        return data
+
+
+@dataclass(frozen=True)
+class FlowFacts:
+    """One flow of a case as the checklist sees it.
+
+    Attributes:
+        sender_roles: the regulatory roles the sender reaches in the role graph (with their
+            ancestors: a surgeon reaches health care provider and covered entity); empty when
+            the sender was not read.
+        recipient_roles: the same for the recipient; ``{"individual"}`` when the recipient is
+            the person the information is about.
+        information: the HIPAA information types the information reaches (empty: unread).
+        facts: what the case says, by key.
+        summary: the flow in words, for the report.
+        spans: the flow's parts with their spans (sender, recipient, information ...).
+    """
+
+    sender_roles: frozenset[str] = frozenset()
+    recipient_roles: frozenset[str] = frozenset()
+    information: frozenset[str] = frozenset()
+    facts: Mapping[str, Fact] = field(default_factory=dict)
+    summary: str = ""
+    spans: Mapping[str, Any] = field(default_factory=dict)
+
+    def fact(self, key: str) -> Fact:
+        return self.facts.get(key) or Fact(key, None)
+
+
+@dataclass(frozen=True)
+class ConditionCheck:
+    """One condition of a candidate norm, judged against the case."""
+
+    condition: Condition
+    status: Status
+    fact: Fact
+    presumed: bool = False
+
+    def to_json(self, catalogue: Catalogue | None = None) -> dict[str, Any]:
+        data = {
+            **self.condition.to_json(),
+            "status": self.status,
+            "fact": self.fact.to_json(),
+            "presumed": self.presumed,
+        }
+        if catalogue is not None:
+            data["question"] = catalogue.question(self.condition.kind)
+        return data
+
+
+@dataclass(frozen=True)
+class NormCheck:
+    """A candidate norm and the verdict on its conditions."""
+
+    reading: Reading
+    status: Status
+    conditions: tuple[ConditionCheck, ...]
+    fits: str = ""
+
+    @property
+    def unknown(self) -> list[ConditionCheck]:
+        return [
+            c
+            for c in self.conditions
+            if c.fact.value is None
+            and c.condition.mode != "exception"
+            and (c.status != "met" or c.presumed)
+        ]
+
+    @property
+    def unmet(self) -> list[ConditionCheck]:
+        return [c for c in self.conditions if c.status == "unmet"]
+
+    @property
+    def presumed(self) -> list[ConditionCheck]:
+        return [c for c in self.conditions if c.presumed]
+
+    def to_json(self, catalogue: Catalogue | None = None) -> dict[str, Any]:
+        return {
+            "node": self.reading.node,
+            "norm_type": self.reading.norm_type,
+            "summary": self.reading.summary,
+            "status": self.status,
+            "fits": self.fits,
+            "conditions": [c.to_json(catalogue) for c in self.conditions],
+        }
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A fact the verdict turns on: were it the other way, the verdict would be ``then``."""
+
+    kind: str
+    node: str
+    question: str
+    then: CheckLabel
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "node": self.node,
+            "question": self.question,
+            "then": self.then,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Applicability:
+    applies: bool
+    reason: str
+    facts: tuple[Fact, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applies": self.applies,
+            "reason": self.reason,
+            "facts": [f.to_json() for f in self.facts],
+        }
+
+
+@dataclass(frozen=True)
+class Checklist:
+    """For one flow: applicability, the prohibitions met, the candidates, and the verdict.
+
+    ``turns`` are the facts the verdict turns on; ``decided`` is False when a fact the case does
+    not state would make a candidate permission apply (the verdict is then the one on the facts
+    as stated, and ``turns`` says what would change it).
+    """
+
+    flow: FlowFacts
+    applicability: Applicability
+    prohibitions: tuple[NormCheck, ...]
+    candidates: tuple[NormCheck, ...]
+    label: CheckLabel
+    rests_on: tuple[str, ...]
+    explanation: str
+    turns: tuple[Turn, ...] = ()
+    rule: UnknownRule = UnknownRule.STATED
+    decided: bool = True
+
+    def to_json(self, catalogue: Catalogue | None = None) -> dict[str, Any]:
+        return {
+            "flow": self.flow.summary,
+            "spans": dict(self.flow.spans),
+            "sender_roles": sorted(self.flow.sender_roles),
+            "recipient_roles": sorted(self.flow.recipient_roles),
+            "information": sorted(self.flow.information),
+            "facts": [f.to_json() for f in self.flow.facts.values()],
+            "applicability": self.applicability.to_json(),
+            "prohibitions": [p.to_json(catalogue) for p in self.prohibitions],
+            "candidates": [c.to_json(catalogue) for c in self.candidates],
+            "verdict": self.label,
+            "rests_on": list(self.rests_on),
+            "explanation": self.explanation,
+            "would_change": [t.to_json() for t in self.turns],
+            "rule": self.rule.value,
+            "decided": self.decided,
+        }
+
+
+# --------------------------------------------------------------------------- fit
+
+
+def roles_fit(wanted: Sequence[str], have: frozenset[str]) -> str | None:
+    """Which of a reading's roles the flow's party reaches ("any" fits everyone); None: none."""
+    if ANY in wanted:
+        return ANY
+    for role in wanted:
+        if role in have:
+            return role
+    return None
+
+
+def information_fits(reading: Reading, information: frozenset[str]) -> bool:
+    """A reading about a special type (psychotherapy notes ...) fits only that type; one about
+    protected health information fits any health information that is not de-identified."""
+    if reading.information in SPECIAL_INFORMATION:
+        return reading.information in information
+    return "de-identified information" not in information
+
+
+def _condition(
+    condition: Condition, flow: FlowFacts, rule: UnknownRule, presumed: frozenset[str]
+) -> ConditionCheck:
+    fact = flow.fact(condition.kind)
+    if fact.value is not None:
+        holds = fact.value
+        return ConditionCheck(condition, _status(condition, holds), fact)
+    if condition.mode == "exception":
+        # an exception is weighed only when the case states it
+        return ConditionCheck(condition, "met", fact)
+    if rule is UnknownRule.LENIENT or (rule is UnknownRule.STATED and condition.kind in presumed):
+        return ConditionCheck(condition, "met", fact, presumed=True)
+    return ConditionCheck(condition, "unknown", fact)
+
+
+def _status(condition: Condition, holds: bool) -> Status:
+    if condition.mode == "exception":
+        return "unmet" if holds else "met"
+    return "met" if holds else "unmet"
+
+
+def check_norm(
+    reading: Reading,
+    flow: FlowFacts,
+    rule: UnknownRule = UnknownRule.STATED,
+    presumed: frozenset[str] | None = None,
+    fits: str = "",
+) -> NormCheck:
+    """Judge each condition of ``reading`` against ``flow`` and combine them.
+
+    Required conditions must all be met, every ``one_of`` group needs one met condition, and
+    no exception may hold. A condition stated false (an exception stated true) makes the norm
+    unmet; otherwise an unknown one leaves it unknown. A norm whose conditions are all met only
+    by presumption stays unknown: at least one must be stated true.
+    """
+    presumed = presumed_kinds() if presumed is None else presumed
+    checks = tuple(_condition(c, flow, rule, presumed) for c in reading.conditions)
+    statuses: list[Status] = [c.status for c in checks if c.condition.mode != "one_of"]
+    groups: dict[str, list[Status]] = {}
+    for check in checks:
+        if check.condition.mode == "one_of":
+            groups.setdefault(check.condition.group, []).append(check.status)
+    for members in groups.values():
+        if "met" in members:
+            statuses.append("met")
+        elif all(s == "unmet" for s in members):
+            statuses.append("unmet")
+        else:
+            statuses.append("unknown")
+    status: Status = (
+        "unmet" if "unmet" in statuses else "unknown" if "unknown" in statuses else "met"
+    )
+    if status == "met" and not any(
+        c.fact.value is True and c.condition.mode != "exception" for c in checks
+    ):
+        # a permission is never met on presumptions alone: the case must state at least one
+        # of the things it is about (its purpose, its recipient's role, its document)
+        status = "unknown"
+    return NormCheck(reading, status, checks, fits)
+
+
+def _triggered(check: NormCheck) -> bool:
+    """A prohibition applies when its triggers are stated true and no exception is."""
+    triggers = [c for c in check.conditions if c.condition.mode != "exception"]
+    exceptions = [c for c in check.conditions if c.condition.mode == "exception"]
+    stated = all(c.fact.value is True for c in triggers if c.condition.mode == "required")
+    groups: dict[str, bool] = {}
+    for c in triggers:
+        if c.condition.mode == "one_of":
+            groups[c.condition.group] = groups.get(c.condition.group, False) or (
+                c.fact.value is True
+            )
+    lifted = any(c.fact.value is True for c in exceptions)
+    return bool(triggers) and stated and all(groups.values()) and not lifted
+
+
+# --------------------------------------------------------------------------- decide
+
+
+def _order(check: NormCheck) -> tuple[int, int, int, int, int]:
+    """Met first, then unknown, then unmet; within each, a norm whose recipient the flow fits
+    by role before one open to any recipient, then fewer unmet, unknown, presumed conditions."""
+    rank = {"met": 0, "unknown": 1, "unmet": 2}[check.status]
+    broad = int(check.fits.endswith(f"recipient: {ANY}"))
+    return (rank, broad, len(check.unmet), len(check.unknown), len(check.presumed))
+
+
+def applicability(flow: FlowFacts) -> Applicability:
+    """Not covered when the case states that no covered party acts on protected health
+    information; covered otherwise (the checklist then looks for a permission)."""
+    reasons = {
+        "sender_covered": "the sender is not a covered entity, a business associate or their "
+        "workforce",
+        "acting_in_role": "the sender was not acting as a covered entity's workforce or "
+        "business associate",
+        "information_is_phi": "the information is not protected health information",
+    }
+    stated = [flow.fact(key) for key in reasons]
+    for fact in stated:
+        if fact.value is False:
+            why = f' ("{fact.evidence}")' if fact.evidence else ""
+            return Applicability(False, f"{reasons[fact.key]}{why}", (fact,))
+    return Applicability(
+        True,
+        "a covered party uses or discloses protected health information",
+        tuple(f for f in stated if f.value is not None),
+    )
+
+
+def candidates(catalogue: Catalogue, flow: FlowFacts) -> list[tuple[Reading, str]]:
+    """The permissions whose sender and recipient roles and information fit the flow."""
+    out: list[tuple[Reading, str]] = []
+    for reading in catalogue.permissions():
+        sender = roles_fit(reading.sender_roles, flow.sender_roles) if flow.sender_roles else ANY
+        recipient = roles_fit(reading.recipient_roles, flow.recipient_roles or frozenset())
+        if sender is None or recipient is None or not information_fits(reading, flow.information):
+            continue
+        out.append((reading, f"sender: {sender}; recipient: {recipient}"))
+    return out
+
+
+def decide(
+    catalogue: Catalogue,
+    flow: FlowFacts,
+    rule: UnknownRule = UnknownRule.STATED,
+    presumed: frozenset[str] | None = None,
+) -> Checklist:
+    """The checklist of one flow and its verdict (see the module docstring for the rule)."""
+    presumed = presumed_kinds() if presumed is None else presumed
+    where = applicability(flow)
+    if not where.applies:
+        return Checklist(
+            flow,
+            where,
+            (),
+            (),
+            "not_applicable",
+            (),
+            f"Not covered by HIPAA: {where.reason}.",
+            rule=rule,
+        )
+    prohibitions = []
+    for reading in catalogue.prohibitions():
+        if reading.node == DEFAULT_PROHIBITION:
+            continue
+        sender = roles_fit(reading.sender_roles, flow.sender_roles) if flow.sender_roles else ANY
+        recipient = roles_fit(reading.recipient_roles, flow.recipient_roles)
+        if sender is None or recipient is None or not information_fits(reading, flow.information):
+            continue
+        check = check_norm(reading, flow, UnknownRule.STRICT, frozenset(), "")
+        if _triggered(check):
+            prohibitions.append(check)
+    checks = sorted(
+        (check_norm(r, flow, rule, presumed, fits) for r, fits in candidates(catalogue, flow)),
+        key=_order,
+    )
+    if prohibitions:
+        nodes = tuple(p.reading.node for p in prohibitions)
+        text = "; ".join(p.reading.summary for p in prohibitions)
+        return Checklist(
+            flow,
+            where,
+            tuple(prohibitions),
+            tuple(checks),
+            "prohibit",
+            nodes,
+            f"Prohibited: {text}",
+            rule=rule,
+        )
+    met = [c for c in checks if c.status == "met"]
+    if met:
+        best = met[0]
+        turns = tuple(_turns_against(best, catalogue, met))
+        return Checklist(
+            flow,
+            where,
+            (),
+            tuple(checks),
+            "permit",
+            tuple(c.reading.node for c in met[:3]),
+            f"Permitted under {best.reading.node}: {best.reading.summary}",
+            turns,
+            rule,
+            decided=True,
+        )
+    turns = tuple(_turns_for(checks, catalogue))
+    if not checks:
+        text = "no permission of the Privacy Rule fits this sender, recipient and information"
+    else:
+        text = "no permission's conditions are met: " + "; ".join(
+            f"{c.reading.node} ({_missing(c, catalogue)})" for c in checks[:3]
+        )
+    return Checklist(
+        flow,
+        where,
+        (),
+        tuple(checks),
+        "prohibit",
+        # 164.502(a), and the candidates the case states a fact against
+        (DEFAULT_PROHIBITION, *[c.reading.node for c in checks if c.status == "unmet"][:2]),
+        f"Prohibited under {DEFAULT_PROHIBITION}: {text}.",
+        turns,
+        rule,
+        decided=not turns,
+    )
+
+
+def _missing(check: NormCheck, catalogue: Catalogue) -> str:
+    unmet = [
+        catalogue.kinds[c.condition.kind].label
+        for c in check.unmet
+        if c.condition.kind in catalogue.kinds
+    ]
+    unknown = [
+        catalogue.kinds[c.condition.kind].label
+        for c in check.unknown
+        if c.condition.kind in catalogue.kinds
+    ]
+    parts = []
+    if unmet:
+        parts.append("not met: " + ", ".join(dict.fromkeys(unmet)))
+    if unknown:
+        parts.append("not stated: " + ", ".join(dict.fromkeys(unknown)))
+    return "; ".join(parts) or "its conditions"
+
+
+def _turns_for(checks: Iterable[NormCheck], catalogue: Catalogue) -> list[Turn]:
+    """For a prohibition by default: each candidate that only unknown facts keep from being
+    met, and those facts ("permitted if ...")."""
+    out: list[Turn] = []
+    seen: set[tuple[str, ...]] = set()
+    for check in checks:
+        if check.status != "unknown" or len(check.unknown) > 2:
+            continue
+        kinds = tuple(dict.fromkeys(c.condition.kind for c in check.unknown))
+        if kinds in seen:
+            continue
+        seen.add(kinds)
+        questions = " ".join(catalogue.question(k) for k in kinds)
+        out.append(
+            Turn(
+                kind=",".join(kinds),
+                node=check.reading.node,
+                question=questions,
+                then="permit",
+                text=f"permitted under {check.reading.node} if the answer is yes: {questions} "
+                f"Otherwise prohibited under {DEFAULT_PROHIBITION}.",
+            )
+        )
+        if len(out) == 3:
+            break
+    return out
+
+
+def _turns_against(best: NormCheck, catalogue: Catalogue, met: list[NormCheck]) -> list[Turn]:
+    """For a permission: the presumed facts it rests on, when no other met candidate holds
+    without them ("prohibited if ... did not ...")."""
+    if len(met) > 1 and any(not c.presumed for c in met[1:]):
+        return []
+    out = []
+    for check in best.presumed:
+        question = catalogue.question(check.condition.kind)
+        out.append(
+            Turn(
+                kind=check.condition.kind,
+                node=best.reading.node,
+                question=question,
+                then="prohibit",
+                text=f"presumed, as the case does not say otherwise: {question} If the answer "
+                f"is no, {best.reading.node} does not permit it.",
+            )
+        )
+    return out
+
+
+def combine(checklists: Sequence[Checklist]) -> Checklist | None:
+    """The case's checklist: a prohibited flow decides it, then a permitted one, then a not
+    covered one. None when the case has no flow."""
+    for label in ("prohibit", "permit", "not_applicable"):
+        for checklist in checklists:
+            if checklist.label == label:
+                return checklist
+    return None

@@ -1,0 +1,203 @@
+"""The checklist reasoner: read the facts of a case, decide each flow by the law's conditions.
+
+It is the ``checklist`` method: :class:`~privacy_checklist.reasoning.facts.FactReader` reads
+the flows of the narrative and the facts each condition asks about (stated true, stated false,
+or unknown, with their spans), :func:`~privacy_checklist.reasoning.checklist.decide` judges each
+flow against the curated catalogue (:mod:`privacy_checklist.kg.conditions`), and the case takes
+the verdict of its most serious flow (:func:`~privacy_checklist.reasoning.checklist.combine`).
+No LLM, no retrieval model and no torch: only the knowledge base and, when installed, spaCy's
+small English parser (without it the reader falls back to patterns and says so in every verdict).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from privacy_checklist.kg.conditions import Catalogue, Reading, load_catalogue
+from privacy_checklist.reasoning.checklist import (
+    Checklist,
+    UnknownRule,
+    combine,
+    data_path,
+    decide,
+    presumed_kinds,
+)
+from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.reasoning.facts import FactReader
+
+NAME = "checklist"
+#: what the case's verdict is when no flow of health information is read at all
+NO_FLOW = (
+    "No use or disclosure of health information was read in the case, so no HIPAA rule is "
+    "engaged; if the case describes one, rephrase it as who gave what information to whom."
+)
+
+
+@dataclass
+class ChecklistReasoner:
+    """The ``checklist`` method (see the module docstring).
+
+    Args:
+        kb: the knowledge base (tree, role and attribute graphs, norms).
+        reader: the facts reader (default: one on ``kb``, with spaCy when installed).
+        catalogue: the curated conditions (default: the shipped catalogue, checked against
+            ``kb``'s tree).
+        rule: how a fact the case does not state is weighed.
+    """
+
+    kb: KnowledgeBase
+    reader: FactReader | None = None
+    catalogue: Catalogue | None = None
+    rule: UnknownRule = UnknownRule.STATED
+    name: str = field(default=NAME, init=False)
+
+    def __post_init__(self) -> None:
+        if self.reader is None:
+            from privacy_checklist.reasoning.facts import FactReader
+
+            self.reader = FactReader(self.kb)
+        if self.catalogue is None:
+            self.catalogue = catalogue_of(self.kb)
+
+    @property
+    def parser(self) -> str:
+        assert self.reader is not None
+        return str(self.reader.parser)
+
+    def checklists(self, text: str) -> list[Checklist]:
+        """The checklist of every flow read in ``text``."""
+        assert self.reader is not None and self.catalogue is not None
+        return [decide(self.catalogue, flow, self.rule) for flow in self.reader.read(text)]
+
+    def check(self, text: str) -> Verdict:
+        """The verdict on a narrative.
+
+        Raises:
+            QueryError: the text is empty or not text (as for every method).
+        """
+        from privacy_checklist.retrieval.base import check_query
+
+        return self.verdict(self.checklists(check_query(text)))
+
+    def verdict(self, checklists: list[Checklist]) -> Verdict:
+        """The case's verdict from the checklists of its flows (the most serious flow decides)."""
+        assert self.catalogue is not None
+        case = combine(checklists)
+        note = f"Facts read with {self.parser}."
+        if case is None:
+            return Verdict(
+                label=Label.NOT_APPLICABLE,
+                method=self.name,
+                reasoning=[NO_FLOW, note],
+                checklist={
+                    "verdict": Label.NOT_APPLICABLE.value,
+                    "decided": False,
+                    "explanation": NO_FLOW,
+                    "rule": self.rule.value,
+                    "parser": self.parser,
+                    "flows": [],
+                },
+            )
+        norms = [self._cited(node) for node in case.rests_on]
+        reasoning = [case.explanation, *(t.text for t in case.turns), note]
+        others = [c for c in checklists if c is not case]
+        if others:
+            reasoning.insert(
+                1,
+                f"{len(checklists)} flows read; this one decides the case (a prohibited flow "
+                "first, then a permitted one).",
+            )
+        return Verdict(
+            label=Label(case.label),
+            method=self.name,
+            norms=norms,
+            reasoning=reasoning,
+            roles={
+                "sender": ", ".join(sorted(case.flow.sender_roles)),
+                "recipient": ", ".join(sorted(case.flow.recipient_roles)),
+            },
+            hipaa_types={"information": ", ".join(sorted(case.flow.information))},
+            flows=[_flow_json(c) for c in checklists],
+            checklist={
+                **case.to_json(self.catalogue),
+                "parser": self.parser,
+                "flows": [c.to_json(self.catalogue) for c in checklists],
+            },
+        )
+
+    def _cited(self, node: str) -> CitedNorm:
+        unit = self.kb.tree.get(node)
+        assert self.catalogue is not None
+        reading = self.catalogue.readings.get(node)
+        return CitedNorm(
+            id=node,
+            text=unit.text if unit is not None else "",
+            norm_type=reading.norm_type if reading is not None else "",
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """What decides its verdicts besides the case, for an evaluation's reuse rule."""
+        assert self.reader is not None and self.catalogue is not None
+        files = ("fact_cues.json", "presumptions.json")
+        payload = {
+            "rule": self.rule.value,
+            "parser": self.parser,
+            "presumed": sorted(presumed_kinds()),
+            "files": {
+                name: hashlib.sha256(data_path(name).read_bytes()).hexdigest() for name in files
+            },
+            "catalogue": sorted(
+                (
+                    r.node,
+                    r.norm_type,
+                    r.sender_roles,
+                    r.recipient_roles,
+                    r.information,
+                    [c.to_json() for c in r.conditions],
+                )
+                for r in self.catalogue.readings.values()
+            ),
+        }
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+        return {"rule": self.rule.value, "parser": self.parser, "checklist": digest.hexdigest()}
+
+
+def catalogue_of(kb: KnowledgeBase) -> Catalogue:
+    """The readings the checklist decides by: every permitting or prohibiting norm of the
+    knowledge base's effective view that carries conditions (the curated readings, with an
+    editor's validated edit winning, as everywhere norms are read), with the curated summaries.
+
+    Raises:
+        CatalogueError: the curated readings do not fit this knowledge base's tree.
+    """
+    base = load_catalogue(kb.tree)
+    readings: dict[str, Reading] = {}
+    for node, norm in kb.norms.items():
+        if not norm.conditions or norm.norm_type not in ("permit", "prohibit"):
+            continue
+        curated = base.readings.get(node)
+        readings[node] = Reading(
+            node=node,
+            norm_type="permit" if norm.norm_type == "permit" else "prohibit",
+            summary=curated.summary if curated is not None else norm.purpose,
+            sender_roles=tuple(norm.sender_roles) or ("covered entity",),
+            recipient_roles=tuple(norm.recipient_roles) or ("any",),
+            information=norm.information_class or "protected health information",
+            purpose=norm.purpose,
+            conditions=tuple(norm.conditions),
+            note=curated.note if curated is not None else "",
+        )
+    return Catalogue(kinds=base.kinds, readings=readings)
+
+
+def _flow_json(checklist: Checklist) -> dict[str, Any]:
+    """A flow in the shape the CLI and the browser show flows in (parts with spans)."""
+    spans = dict(checklist.flow.spans)
+    spans.setdefault("summary", checklist.flow.summary)
+    return spans

@@ -1,0 +1,362 @@
+"""The fact reader: flows, parties and the facts the checklist asks, on sentences written here.
+
+Each row is a narrative, a question (a condition kind or an applicability key), what the
+narrative states about it, and words the fact's span must cover: negation and scope ("did not
+object", "no court order was issued"), passives and who did what to whom, the applicability
+exclusions, and what the parties' roles state. The spaCy rows skip when the parser model is not
+installed; the last tests make spaCy unimportable and check that the reader still works, and
+says so, and that reading never imports torch.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from privacy_checklist.kg import kb as kbmod
+from privacy_checklist.kg.conditions import load_catalogue
+from privacy_checklist.reasoning import facts as factsmod
+from privacy_checklist.reasoning.checklist import FlowFacts, combine, decide
+from privacy_checklist.reasoning.facts import FactCues, FactReader
+
+
+@pytest.fixture(scope="module")
+def kb() -> kbmod.KnowledgeBase:
+    return kbmod.load()
+
+
+@pytest.fixture(scope="module")
+def reader(kb: kbmod.KnowledgeBase) -> FactReader:
+    pytest.importorskip(factsmod.MODEL, reason="the parser model is not installed")
+    found = FactReader(kb)
+    assert found.parser == factsmod.PARSED
+    return found
+
+
+def fact_of(flows: list[FlowFacts], key: str) -> Any:
+    """The first stated fact of that key among the flows (the one a test is about)."""
+    for flow in flows:
+        fact = flow.fact(key)
+        if fact.value is not None:
+            return fact
+    return flows[0].fact(key) if flows else None
+
+
+# (narrative, key, value stated, words the span must cover)
+FACTS = [
+    # negation and its scope
+    (
+        "Dr. Patel emailed the patient's lab results to her employer without her consent.",
+        "authorization",
+        False,
+        "consent",
+    ),
+    (
+        "The patient never signed an authorization, but the clinic mailed her chart to an "
+        "insurance agent.",
+        "authorization",
+        False,
+        "signed an authorization",
+    ),
+    (
+        "After the patient signed a release form, the clinic mailed her chart to the insurer.",
+        "authorization",
+        True,
+        "signed a release form",
+    ),
+    (
+        "She refused to sign a release form, but the hospital faxed her records to the lawyer.",
+        "authorization",
+        False,
+        "sign a release form",
+    ),
+    (
+        "When the nurse asked whether she could update his wife, Mr. Gray did not object, so "
+        "she called his wife about the surgery.",
+        "agreement_or_no_objection",
+        True,
+        "object",
+    ),
+    (
+        "Although Ms. Ortiz had asked the clinic not to, a nurse told her mother about her "
+        "pregnancy.",
+        "agreement_or_no_objection",
+        False,
+        "asked the clinic not to",
+    ),
+    (
+        "No court order was issued, but Valley Hospital sent the patient's records to the police.",
+        "court_order",
+        False,
+        "court order",
+    ),
+    (
+        "A judge ordered Valley Hospital to produce the patient's ER chart, and the hospital "
+        "sent it to the court.",
+        "court_order",
+        True,
+        "ordered",
+    ),
+    (
+        "The subpoena was not accompanied by any assurance that the patient had been told, and "
+        "the clinic mailed her records to the attorney.",
+        "subpoena_with_assurances",
+        False,
+        "assurance",
+    ),
+    (
+        "No IRB or privacy board approved the study, yet the hospital gave the researcher the "
+        "diabetes files.",
+        "research_irb_waiver",
+        False,
+        "approved",
+    ),
+    (
+        "The IRB approved a waiver of authorization, and the hospital gave the researcher the "
+        "diabetes files.",
+        "research_irb_waiver",
+        True,
+        "approved a waiver",
+    ),
+    (
+        "The statute does not require the report, but the clinic faxed the patient's wound "
+        "chart to the sheriff.",
+        "required_by_law",
+        False,
+        "require",
+    ),
+    # applicability
+    (
+        "Karen told her book club that her sister has breast cancer.",
+        "sender_covered",
+        False,
+        "Karen",
+    ),
+    (
+        "A records clerk at City Hospital looked up her neighbor's chart out of curiosity.",
+        "acting_in_role",
+        False,
+        "out of curiosity",
+    ),
+    (
+        "The HR manager at a trucking company read a driver's personnel file and told his "
+        "supervisor about the driver's back surgery.",
+        "sender_covered",
+        False,
+        "HR manager",
+    ),
+    (
+        "The hospital archivist gave a historian the chart of a soldier who died in 1918.",
+        "information_is_phi",
+        False,
+        "died in 1918",
+    ),
+    (
+        "Bayside Clinic gave the cleaning company the names and phone numbers of its staff.",
+        "information_is_phi",
+        False,
+        "names and phone numbers",
+    ),
+    # what the parties' roles state
+    (
+        "Dr. Ruiz faxed Ana Lopez's test results to Ana Lopez.",
+        "to_the_individual",
+        True,
+        "Ana Lopez",
+    ),
+    (
+        "The hospital told the patient's husband, who drives him to dialysis, about his new "
+        "medication.",
+        "involved_in_care",
+        True,
+        "drives him to dialysis",
+    ),
+    (
+        "The laboratory reported the patient's tuberculosis result to the county health "
+        "department.",
+        "public_health_authority",
+        True,
+        "health department",
+    ),
+    (
+        "Dr. Wong told the patient's coworker, who plays no part in his care, about his diagnosis.",
+        "involved_in_care",
+        False,
+        "part in his care",
+    ),
+    # purposes
+    (
+        "Dr. Chen sent the MRI to the orthopedic surgeon she was referring the patient to.",
+        "for_treatment",
+        True,
+        "referring",
+    ),
+    (
+        "The pharmacy sold its list of customers on insulin to a marketing company.",
+        "sale_of_phi",
+        True,
+        "sold its list",
+    ),
+    (
+        "The hospital gave a drug maker the names of its diabetic patients so its sales reps "
+        "could pitch them a new pump.",
+        "marketing",
+        True,
+        "pitch them",
+    ),
+]
+
+
+@pytest.mark.parametrize(("narrative", "key", "value", "words"), FACTS)
+def test_fact(reader: FactReader, narrative: str, key: str, value: bool, words: str) -> None:
+    flows = reader.read(narrative)
+    assert flows, "no flow read"
+    fact = fact_of(flows, key)
+    assert fact is not None and fact.value is value, [f.facts for f in flows]
+    assert 0 <= fact.start < fact.end <= len(narrative)
+    assert (
+        words.lower() in narrative[fact.start : fact.end].lower()
+        or narrative[fact.start : fact.end].lower() in words.lower()
+    ), narrative[fact.start : fact.end]
+
+
+# (narrative, sender's span, sender role, recipient's span, recipient role or "" for none)
+PARTIES = [
+    (
+        "The biopsy report was sent to the patient's employer by Dr. Lin.",
+        "Dr. Lin",
+        "health care provider",
+        "employer",
+        "employer",
+    ),
+    (
+        "The detective obtained the patient's ER records from Lakeview Hospital.",
+        "Lakeview Hospital",
+        "covered entity",
+        "detective",
+        "law enforcement official",
+    ),
+    (
+        "A pharmacist at Main Street Pharmacy told a customer's neighbor that the customer takes "
+        "antidepressants.",
+        "pharmacist",
+        "covered entity",
+        "neighbor",
+        "",
+    ),
+    (
+        "A nurse at Elm Clinic told her friends about the HIV test result of a patient.",
+        "nurse",
+        "covered entity",
+        "friends",
+        "",
+    ),
+    (
+        "A receptionist at Hillside Clinic gave a reporter the singer's overdose diagnosis.",
+        "receptionist",
+        "covered entity",
+        "reporter",
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize(("narrative", "sender", "sender_role", "recipient", "role"), PARTIES)
+def test_who_did_what(
+    reader: FactReader, narrative: str, sender: str, sender_role: str, recipient: str, role: str
+) -> None:
+    flows = reader.read(narrative)
+    assert len(flows) == 1
+    flow = flows[0]
+    spans = flow.spans
+    start, end = spans["sender"]["start"], spans["sender"]["end"]
+    assert sender in narrative[start:end]
+    assert sender_role in flow.sender_roles
+    start, end = spans["recipient"]["start"], spans["recipient"]["end"]
+    assert recipient in narrative[start:end]
+    if role:
+        assert role in flow.recipient_roles
+    else:
+        assert not flow.recipient_roles
+    assert "protected health information" in flow.information
+
+
+def test_the_individual_receives(reader: FactReader) -> None:
+    flow = reader.read("Dr. Ruiz faxed Ana Lopez's test results to Ana Lopez.")[0]
+    assert flow.recipient_roles == frozenset({"individual"})
+
+
+def test_verdicts(reader: FactReader, kb: kbmod.KnowledgeBase) -> None:
+    """The demo's sample reads as a prohibited flow; a referral as a permitted one; a friend's
+    gossip as not covered."""
+    catalogue = load_catalogue(kb.tree)
+
+    def verdict(text: str) -> str:
+        best = combine([decide(catalogue, f) for f in reader.read(text)])
+        return best.label if best else "not_applicable"
+
+    assert (
+        verdict(
+            "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a "
+            "police detective without her consent."
+        )
+        == "prohibit"
+    )
+    assert verdict("A nurse told her friends about the HIV test result of a patient.") == "prohibit"
+    assert (
+        verdict("Dr. Amy Stone referred her patient to a cardiologist and faxed him the ECG.")
+        == "permit"
+    )
+    assert verdict("Karen told her book club that her sister has breast cancer.") == (
+        "not_applicable"
+    )
+
+
+def test_cues_are_data() -> None:
+    cues = FactCues.load()
+    kinds = {cue.key for cue in cues.cues}
+    assert {"authorization", "court_order", "sender_covered", "information_is_phi"} <= kinds
+    assert all(cue.pattern.pattern for cue in cues.cues)
+
+
+def test_without_spacy(kb: kbmod.KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With spaCy unimportable the reader reads on patterns alone, and says so."""
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    monkeypatch.setitem(sys.modules, factsmod.MODEL, None)
+    factsmod.load_parser.cache_clear()  # the pipeline is loaded once a process
+    try:
+        reader = FactReader(kb)
+    finally:
+        factsmod.load_parser.cache_clear()
+    assert reader.nlp is None
+    assert reader.parser == factsmod.UNPARSED
+    assert "not installed" in reader.parser
+    text = "Dr. Lee emailed the patient's medical records to a reporter without her consent."
+    flows = reader.read(text)
+    assert flows
+    assert "covered entity" in flows[0].sender_roles
+    fact = flows[0].fact("authorization")
+    assert fact.value is False
+    assert "consent" in text[fact.start : fact.end]
+    catalogue = load_catalogue(kb.tree)
+    best = combine([decide(catalogue, f) for f in flows])
+    assert best is not None and best.label == "prohibit"
+
+
+def test_no_torch() -> None:
+    """Loading the parser and reading never imports torch (it is kept out of spaCy's load)."""
+    code = (
+        "import sys\n"
+        "from privacy_checklist.kg import kb\n"
+        "from privacy_checklist.reasoning.facts import FactReader\n"
+        "r = FactReader(kb.load())\n"
+        "r.read('Dr. Lee emailed the records to a reporter.')\n"
+        "print('torch' in sys.modules, r.parser)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split()[0] == "False", out
