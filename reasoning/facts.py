@@ -269,6 +269,7 @@ class Party:
     extent: tuple[int, int] = (-1, -1)
     parent: bool = False
     unknown_common: bool = False  # a common noun the lexicons know no role for
+    named_org: bool = False  # people of an organization named in their phrase
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -366,6 +367,7 @@ class _Parsed:
         self.orgs: dict[str, Party] = {}
         self.genders: dict[str, str] = {}
         self.people: dict[str, Party] = {}
+        self.unroled_orgs: dict[str, str] = {}
         self.health: list[tuple[str, int, int, str]] = []
 
     # ----------------------------------------------------------------- names and mentions
@@ -401,8 +403,8 @@ class _Parsed:
         )
         for party in [p for p in self.parties.values() if p is not None]:
             staff = party.role == "workforce" or (party.person and not party.roles and party.staff)
-            if not staff or _covered(party) or party.covered is False:
-                continue
+            if not staff or _covered(party) or party.covered is False or party.named_org:
+                continue  # ("Apex Metalworks employees" work for Apex Metalworks)
             if main is not None:
                 party.roles = party.roles | main.roles | frozenset({"workforce"})
                 party.evidence = f"{party.text}, staff of {main.text} ({main.role})"
@@ -472,6 +474,14 @@ class _Parsed:
         proper = tok.pos_ == "PROPN"
         capitalized = proper or tok.text[:1].isupper()
         linked = self._linked_org(span) if capitalized and not roles else None
+        if (
+            linked is None
+            and proper
+            and not roles
+            and len(span) == 1
+            and lower in self.unroled_orgs
+        ):
+            return Party(phrase, start, end, ident=self.unroled_orgs[lower], evidence=phrase)
         if linked is None and proper and not roles and len(span) == 1 and lower in self.people:
             known_person = self.people[lower]
             return self._copy(tok, known_person)
@@ -593,6 +603,12 @@ class _Parsed:
             for word in span:
                 if word.pos_ == "PROPN" and word.lower_ not in self.cues.org_words:
                     self.orgs.setdefault(word.lower_, party)
+        names = [t for t in span if t.pos_ == "PROPN" and t.i != tok.i]
+        if len(names) >= 2 and (tok.pos_ != "PROPN" or not party.person):
+            # "Apex Metalworks employees": a named organization's; later, "Apex" is it
+            party.named_org = tok.pos_ != "PROPN"
+            for word in names:
+                self.unroled_orgs.setdefault(word.lower_, " ".join(t.lower_ for t in names))
         if proper and party.person and party.roles:
             # "Dr. Smith's office manager, John": later, "John" is the office manager
             for word in span:
@@ -1030,7 +1046,11 @@ class _Parsed:
             found = [] if party is not None else self.reader.information_of(self.doc, head)
             if found:
                 info += found
-                owner = owner or self._owner(head)
+                dative = self._misparsed_dative(verb, head) if kind == "disclose" else None
+                if dative is not None:
+                    recipients.append(dative)  # "emailed her three full charts"
+                else:
+                    owner = owner or self._owner(head)
                 self.infos.append((head.i, found[0], owner))
             elif (
                 party is not None
@@ -1156,6 +1176,21 @@ class _Parsed:
             c.dep_ == "dobj" and ({t.lower_ for t in c.subtree} & money or c.ent_type_ == "MONEY")
             for c in verb.children
         )
+
+    def _misparsed_dative(self, verb: Any, head: Any) -> Any | None:
+        """ "emailed her three full charts": a pronoun right after the verb, taken by the
+        parser for the possessor of the object, is the person it went to."""
+        if any(c.dep_ == "dative" for c in verb.children):
+            return None
+        for child in head.children:
+            if (
+                child.dep_ == "poss"
+                and child.i == verb.i + 1
+                and child.lower_ in ("her", "him", "them")
+                and any(t.dep_ in ("nummod", "det", "amod") for t in head.lefts)
+            ):
+                return child
+        return None
 
     def _first_party(self, toks: Iterable[Any]) -> Party | None:
         for tok in toks:

@@ -764,6 +764,21 @@ def prompts_digest() -> str:
     return _digest(texts)
 
 
+def _llm_settings(client: Any, kb: KnowledgeBase) -> dict[str, Any]:
+    """The model, endpoint, generation parameters, prompts and knowledge base of an LLM step."""
+    config = getattr(client, "config", None)
+    return {
+        "llm": client_name(client),
+        "endpoint": llm_location(client),
+        "temperature": getattr(config, "temperature", None),
+        "max_tokens": getattr(config, "max_tokens", None),
+        "json_mode": getattr(config, "json_mode", None),
+        "prompt_version": PROMPT_VERSION,
+        "prompts": prompts_digest(),
+        "kb": kb_digest(kb),
+    }
+
+
 def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
     """Everything besides the case that decides a verdict of ``reasoner``: the method and its
     parameters, the model, the endpoint, the prompts, the knowledge base and (offline) the
@@ -775,35 +790,12 @@ def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
 
     settings: dict[str, Any] = {"method": reasoner.name}
     if isinstance(reasoner, ChecklistLLMReasoner):
-        config = getattr(reasoner.client, "config", None)
-        return (
-            settings
-            | reasoner.settings()
-            | {
-                "llm": client_name(reasoner.client),
-                "endpoint": llm_location(reasoner.client),
-                "temperature": getattr(config, "temperature", None),
-                "max_tokens": getattr(config, "max_tokens", None),
-                "json_mode": getattr(config, "json_mode", None),
-                "prompt_version": PROMPT_VERSION,
-                "prompts": prompts_digest(),
-                "kb": kb_digest(reasoner.kb),
-            }
-        )
+        return settings | reasoner.settings() | _llm_settings(reasoner.client, reasoner.kb)
     if isinstance(reasoner, ChecklistReasoner):
         return settings | reasoner.settings() | {"kb": kb_digest(reasoner.kb)}
     if isinstance(reasoner, LLMMethod):
         config = getattr(reasoner.client, "config", None)
-        settings |= {
-            "llm": client_name(reasoner.client),
-            "endpoint": llm_location(reasoner.client),
-            "temperature": getattr(config, "temperature", None),
-            "max_tokens": getattr(config, "max_tokens", None),
-            "json_mode": getattr(config, "json_mode", None),
-            "prompt_version": PROMPT_VERSION,
-            "prompts": prompts_digest(),
-            "kb": kb_digest(reasoner.kb),
-        }
+        settings |= _llm_settings(reasoner.client, reasoner.kb)
         if isinstance(reasoner, RetrievalMethod):
             settings |= {"k": reasoner.k, "per_rule": reasoner.per_rule}
         path = getattr(config, "model_path", None)
