@@ -12,7 +12,8 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,14 @@ def client_for(server: ScriptedLLM, tmp_path: Path, **kwargs: Any) -> LLMClient:
         **kwargs,
     )
     return LLMClient(config, sleep=lambda _s: None)
+
+
+@contextmanager
+def serve(server: ScriptedLLM, script: Any) -> Iterator[ScriptedLLM]:
+    """``server`` answering from ``script``, its counts reset (one server serves a module:
+    starting and stopping one costs half a second)."""
+    with server.lock:
+        server.script = script
+        server.seen.clear()
+        server.requests.clear()
+    yield server

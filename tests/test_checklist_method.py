@@ -5,7 +5,6 @@ checklist could not read."""
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
 from privacy_checklist.reasoning.llm import LLMConfigError
 from privacy_checklist.reasoning.methods import build_method, decision_settings
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
-from tests.scripted_llm import ScriptedLLM, client_for
+from tests.scripted_llm import ScriptedLLM, client_for, serve
 
 CASE = (
     "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a police "
@@ -51,15 +50,6 @@ def reasoner(shipped: KnowledgeBase) -> ChecklistReasoner:
 def llm():
     with ScriptedLLM(lambda body, n: "unset") as server:
         yield server
-
-
-@contextmanager
-def serve(server: ScriptedLLM, script):
-    with server.lock:
-        server.script = script
-        server.seen.clear()
-        server.requests.clear()
-    yield server
 
 
 def answering(law: str | dict, other: str | dict | None = None):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from privacy_checklist.reasoning.methods import (
 from privacy_checklist.reasoning.prompting import fence, neutralise, parse_answer
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
-from tests.scripted_llm import ScriptedLLM, client_for
+from tests.scripted_llm import ScriptedLLM, client_for, serve
 
 CASE = (
     "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a police "
@@ -113,16 +112,6 @@ def llm():
     """One scripted server for the module (starting and stopping one costs half a second)."""
     with ScriptedLLM(lambda body, n: "unset") as server:
         yield server
-
-
-@contextmanager
-def serve(server: ScriptedLLM, script):
-    """The module's server answering from ``script``, its counts reset."""
-    with server.lock:
-        server.script = script
-        server.seen.clear()
-        server.requests.clear()
-    yield server
 
 
 def user_prompts(server: ScriptedLLM) -> list[str]:

@@ -19,7 +19,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pytest
 from privacy_checklist.app.cli import main
 from privacy_checklist.ingest.cases import case_label, read_case_file
 from privacy_checklist.reasoning.evaluate import RunStats, metrics, read_log, run
-from tests.scripted_llm import ScriptedLLM
+from tests.scripted_llm import ScriptedLLM, serve
 
 VAL = "val_generate_cases_hipaa_applicability.csv"
 COLUMNS = ("generate_HIPAA_type", "generate_background")
@@ -87,15 +86,6 @@ def index_dir(tmp_path_factory) -> Path:
 def llm() -> Iterator[ScriptedLLM]:
     with ScriptedLLM(lambda body, n: ANSWER) as server:
         yield server
-
-
-@contextmanager
-def serve(server: ScriptedLLM, script) -> Iterator[ScriptedLLM]:
-    with server.lock:
-        server.script = script
-        server.seen.clear()
-        server.requests.clear()
-    yield server
 
 
 def llm_args(url: str, model: str = "scripted-1", *more: str) -> list[str]:
