@@ -52,6 +52,11 @@ class ConditionKind:
     label: str
     question: str
     cues_hint: str = ""
+    #: a kind the case states through another: its fact is that kind's (negated when
+    #: ``negate``) whenever the case does not state it directly ("more than the minimum
+    #: necessary" is "minimum necessary" stated false); a derived kind is never presumed
+    derived_from: str = ""
+    negate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,11 @@ class Reading:
     purpose: str
     conditions: tuple[Condition, ...]
     note: str = ""
+    #: paragraphs (prefixes) that govern the flows this general permission would otherwise
+    #: cover: when one of them fits the flow's recipient by role and is not met, this one
+    #: does not permit the flow either (164.512(a)(2): what the law requires about abuse,
+    #: judicial proceedings and law enforcement must meet (c), (e) or (f))
+    yields_to: tuple[str, ...] = ()
 
     def of_mode(self, mode: Mode) -> list[Condition]:
         return [c for c in self.conditions if c.mode == mode]
@@ -153,16 +163,32 @@ def _mode(value: Any) -> Mode:
 
 
 def load_kinds(path: Path | None = None) -> dict[str, ConditionKind]:
+    """The condition kinds.
+
+    Raises:
+        CatalogueError: a kind is derived from a kind that is not in the file, or from a
+            derived kind.
+    """
     data = json.loads((path or ontology_path(KINDS_FILE)).read_text(encoding="utf-8"))
-    return {
+    kinds = {
         kind_id: ConditionKind(
             id=kind_id,
             label=str(entry.get("label", kind_id)),
             question=str(entry.get("question", "")),
             cues_hint=str(entry.get("cues_hint", "")),
+            derived_from=str(entry.get("derived_from", "")),
+            negate=bool(entry.get("negate", False)),
         )
         for kind_id, entry in data["kinds"].items()
     }
+    for kind in kinds.values():
+        base = kinds.get(kind.derived_from) if kind.derived_from else None
+        if kind.derived_from and (base is None or base.derived_from):
+            raise CatalogueError(
+                f"{KINDS_FILE}: {kind.id} is derived from {kind.derived_from!r}, which is not "
+                "a kind read from the case"
+            )
+    return kinds
 
 
 def _conditions(
@@ -233,6 +259,11 @@ def load_catalogue(
             continue
         conditions, bad = _conditions(entry, tree, kinds)
         faults += bad
+        faults += [
+            f"{node}: yields to {other!r}, which is not in the regulation tree"
+            for other in entry.get("yields_to", ())
+            if str(other) not in tree
+        ]
         readings[node] = Reading(
             node=node,
             norm_type=entry["norm_type"],
@@ -243,6 +274,7 @@ def load_catalogue(
             purpose=str(entry.get("purpose", "")),
             conditions=tuple(conditions),
             note=str(entry.get("note", "")),
+            yields_to=tuple(str(n) for n in entry.get("yields_to", ())),
         )
     if faults:
         shown = "; ".join(faults[:20]) + (

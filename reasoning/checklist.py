@@ -6,7 +6,9 @@ conditions. The checklist asks, for one flow of a case, in order:
 1. **Applicability.** Does a covered entity, a business associate, or their workforce acting as
    such use or disclose protected health information? If the case says not (a friend, an
    employer's own records, the individual's own disclosure, de-identified data ...), the flow
-   is not covered by HIPAA, and the checklist says why.
+   is not covered by HIPAA, and the checklist says why. A workforce member who uses the
+   entity's records with no work reason ("out of curiosity") is covered: no permission
+   covers a use outside the job, so it is prohibited (164.502(a)).
 2. **Prohibitions.** Does a prohibition name the flow (a sale of protected health information,
    marketing, genetic information for underwriting, psychotherapy notes without an
    authorization)? Its triggers must be stated; an exception stated true lifts it.
@@ -16,7 +18,10 @@ conditions. The checklist asks, for one flow of a case, in order:
 4. **Conditions.** For each candidate, each condition met, unmet or unknown, with the fact
    behind it. A candidate is *met* when every required condition and one condition of every
    ``one_of`` group is met and no exception holds; *unmet* when one of them is stated false
-   (or an exception stated true); otherwise *unknown*.
+   (or an exception stated true); otherwise *unknown*. A kind may be read through another
+   (``derived_from``: "more than the minimum necessary" is the minimum necessary stated false),
+   and a general permission yields to the paragraph that governs the flow
+   (``Reading.yields_to``: a disclosure a law requires still meets 164.512(c), (e) or (f)).
 
 The verdict follows by a rule a person can read: **permitted** when a candidate is met;
 **prohibited** when a prohibition applies, when no permission fits the flow (164.502(a)), or
@@ -33,14 +38,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from privacy_checklist.kg.conditions import Catalogue, Condition, Reading
+from privacy_checklist.kg.conditions import Catalogue, Condition, ConditionKind, Reading
 
 Status = Literal["met", "unmet", "unknown"]
 CheckLabel = Literal["permit", "prohibit", "not_applicable"]
@@ -164,6 +169,9 @@ class NormCheck:
     status: Status
     conditions: tuple[ConditionCheck, ...]
     fits: str = ""
+    #: why a permission whose conditions are met does not permit the flow: a paragraph that
+    #: governs the flow more specifically fits it and is not met (``Reading.yields_to``)
+    set_aside: str = ""
 
     @property
     def unknown(self) -> list[ConditionCheck]:
@@ -191,6 +199,7 @@ class NormCheck:
             "status": self.status,
             "fits": self.fits,
             "conditions": [c.to_json(catalogue) for c in self.conditions],
+            **({"set_aside": self.set_aside} if self.set_aside else {}),
         }
 
 
@@ -382,13 +391,14 @@ def applicability(flow: FlowFacts) -> Applicability:
     reasons = {
         "sender_covered": "the sender is not a covered entity, a business associate or their "
         "workforce",
-        "acting_in_role": "the sender was not acting as a covered entity's workforce or "
-        "business associate",
         "information_is_phi": "the information is not protected health information",
     }
-    stated = [flow.fact(key) for key in reasons]
+    # a workforce member who looks up or passes on the entity's records with no work reason
+    # ("out of curiosity") is still the covered entity's workforce using its protected health
+    # information: covered, and prohibited by default (see decide); not a reason it is not
+    stated = [flow.fact(key) for key in (*reasons, "acting_in_role")]
     for fact in stated:
-        if fact.value is False:
+        if fact.value is False and fact.key in reasons:
             why = f' ("{fact.evidence}")' if fact.evidence else ""
             return Applicability(False, f"{reasons[fact.key]}{why}", (fact,))
     return Applicability(
@@ -418,6 +428,7 @@ def decide(
 ) -> Checklist:
     """The checklist of one flow and its verdict (see the module docstring for the rule)."""
     presumed = presumed_kinds() if presumed is None else presumed
+    flow = derive_facts(flow, catalogue.kinds)
     where = applicability(flow)
     if not where.applies:
         return Checklist(
@@ -442,9 +453,27 @@ def decide(
         if _triggered(check):
             prohibitions.append(check)
     checks = sorted(
-        (check_norm(r, flow, rule, presumed, fits) for r, fits in candidates(catalogue, flow)),
+        set_aside_general(
+            [check_norm(r, flow, rule, presumed, fits) for r, fits in candidates(catalogue, flow)],
+            presumed,
+        ),
         key=_order,
     )
+    outside = flow.fact("acting_in_role")
+    if not prohibitions and outside.value is False:
+        why = f' ("{outside.evidence}")' if outside.evidence else ""
+        return Checklist(
+            flow,
+            where,
+            (),
+            tuple(checks),
+            "prohibit",
+            (DEFAULT_PROHIBITION,),
+            f"Prohibited under {DEFAULT_PROHIBITION}: the covered entity's protected health "
+            f"information was used or disclosed by its workforce with no work reason{why}; no "
+            "permission covers a use outside the job.",
+            rule=rule,
+        )
     if prohibitions:
         nodes = tuple(p.reading.node for p in prohibitions)
         text = "; ".join(p.reading.summary for p in prohibitions)
@@ -496,6 +525,83 @@ def decide(
     )
 
 
+def derive_facts(flow: FlowFacts, kinds: Mapping[str, ConditionKind]) -> FlowFacts:
+    """The flow with the facts of derived kinds (``ConditionKind.derived_from``) that the case
+    states through their base kind: "more than the minimum necessary" is "minimum necessary"
+    stated false. A derived kind the case states directly keeps its own fact."""
+    added: dict[str, Fact] = {}
+    for kind in kinds.values():
+        if not kind.derived_from or flow.fact(kind.id).value is not None:
+            continue
+        base = flow.fact(kind.derived_from)
+        if base.value is None:
+            continue
+        added[kind.id] = Fact(
+            kind.id,
+            (not base.value) if kind.negate else base.value,
+            base.start,
+            base.end,
+            base.evidence,
+            f"{base.source}, from {kind.derived_from}" if base.source else kind.derived_from,
+        )
+    return replace(flow, facts={**flow.facts, **added}) if added else flow
+
+
+def _under(node: str, prefix: str) -> bool:
+    return node == prefix or node.startswith(prefix + "(")
+
+
+def set_aside_general(
+    checks: Sequence[NormCheck], presumed: frozenset[str] | None = None
+) -> list[NormCheck]:
+    """Set aside a met general permission (``Reading.yields_to``) when a paragraph it yields to
+    governs the flow and none of those paragraphs is met: the specific paragraph decides
+    (164.512(a)(2)). A paragraph governs the flow when it fits the flow's recipient by role and
+    the case states a fact, true or false, on a condition of its own (one the general
+    permission does not ask about, nor one presumed, and not from the words that met the
+    general one): the flow is of the kind that paragraph regulates."""
+    presumed = presumed_kinds() if presumed is None else presumed
+    out = list(checks)
+    for i, check in enumerate(out):
+        prefixes = check.reading.yields_to
+        if check.status != "met" or not prefixes:
+            continue
+        own = {c.kind for c in check.reading.conditions}
+        used = {
+            (c.fact.start, c.fact.end)
+            for c in check.conditions
+            if c.fact.value is not None and c.fact.start >= 0
+        }
+
+        def characteristic(
+            c: ConditionCheck, own: set[str] = own, used: set[tuple[int, int]] = used
+        ) -> bool:
+            return (
+                c.fact.value is not None
+                and c.condition.kind not in own
+                and c.condition.kind not in presumed
+                and (c.fact.start, c.fact.end) not in used
+            )
+
+        governing = [
+            other
+            for other in out
+            if other is not check
+            and any(_under(other.reading.node, p) for p in prefixes)
+            and not other.fits.endswith(f"recipient: {ANY}")
+            and any(characteristic(c) for c in other.conditions)
+        ]
+        if not governing or any(other.status == "met" for other in governing):
+            continue
+        nodes = ", ".join(dict.fromkeys(o.reading.node for o in governing[:3]))
+        out[i] = replace(
+            check,
+            status="unmet",
+            set_aside=f"{nodes} governs this flow and is not met",
+        )
+    return out
+
+
 def _missing(check: NormCheck, catalogue: Catalogue) -> str:
     unmet = [
         catalogue.kinds[c.condition.kind].label
@@ -507,7 +613,7 @@ def _missing(check: NormCheck, catalogue: Catalogue) -> str:
         for c in check.unknown
         if c.condition.kind in catalogue.kinds
     ]
-    parts = []
+    parts = [check.set_aside] if check.set_aside else []
     if unmet:
         parts.append("not met: " + ", ".join(dict.fromkeys(unmet)))
     if unknown:

@@ -192,6 +192,7 @@ def catalogue_of(kb: KnowledgeBase) -> Catalogue:
             purpose=norm.purpose,
             conditions=tuple(norm.conditions),
             note=curated.note if curated is not None else "",
+            yields_to=curated.yields_to if curated is not None else (),
         )
     return Catalogue(kinds=base.kinds, readings=readings)
 

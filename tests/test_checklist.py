@@ -160,6 +160,74 @@ CASES = [
         "permit",
         "164.512(e)(1)(ii)",
     ),
+    (
+        # 164.502(b): more than the purpose needed, read as "minimum necessary" stated false
+        "whole chart for a payment",
+        ["health care provider"],
+        ["health plan"],
+        {"for_payment": True, "minimum_necessary": False},
+        PHI,
+        "prohibit",
+        "164.502(b)",
+    ),
+    (
+        # ... unless an exception of 164.502(b)(2) holds: treatment
+        "whole chart for treatment",
+        ["health care provider"],
+        ["health care provider"],
+        {"for_treatment": True, "minimum_necessary": False},
+        PHI,
+        "permit",
+        "164.506(c)(2)",
+    ),
+    (
+        # a workforce member's look at the entity's records with no work reason: covered,
+        # and no permission covers it
+        "snooping",
+        ["health care provider"],
+        [],
+        {"acting_in_role": False},
+        PHI,
+        "prohibit",
+        DEFAULT_PROHIBITION,
+    ),
+    (
+        "workers' compensation claim",
+        ["health care provider"],
+        ["employer"],
+        {"workers_compensation": True},
+        PHI,
+        "permit",
+        "164.512(l)",
+    ),
+    (
+        # 164.512(l) asks for a workers' compensation program, not just any law
+        "a law, but no workers' compensation",
+        ["health care provider"],
+        ["employer"],
+        {"workers_compensation": False},
+        PHI,
+        "prohibit",
+        DEFAULT_PROHIBITION,
+    ),
+    (
+        "crime on the premises",
+        ["health care provider"],
+        ["law enforcement official"],
+        {"criminal_conduct": True, "crime_on_premises": True},
+        PHI,
+        "permit",
+        "164.512(f)(5)",
+    ),
+    (
+        "escaped from custody",
+        ["health care provider"],
+        ["law enforcement official"],
+        {"escaped_custody": True, "identify_suspect": True},
+        PHI,
+        "permit",
+        "164.512(j)(1)(ii)(B)",
+    ),
 ]
 
 
@@ -312,3 +380,61 @@ def test_a_validated_edit_of_a_norms_conditions_reaches_the_checklist(tmp_path) 
     edited = catalogue_of(kbmod.load(None, store=store))
     assert node not in edited.readings  # no conditions left: no longer a checklist reading
     assert "164.512(e)(1)(ii)" in edited.readings
+
+
+def test_a_derived_kind_reads_its_base_fact(kb, catalogue) -> None:
+    """ "More than the minimum necessary" is the minimum necessary stated false; a derived
+    kind is never presumed (documented agreement is not inferred like no objection)."""
+    from privacy_checklist.reasoning.checklist import derive_facts
+
+    base = flow(kb, ["health care provider"], ["health plan"], {"minimum_necessary": False})
+    derived = derive_facts(base, catalogue.kinds)
+    assert derived.fact("beyond_minimum_necessary").value is True
+    assert "minimum_necessary" in derived.fact("beyond_minimum_necessary").source
+    unread = derive_facts(flow(kb, ["health care provider"], ["school"], {}), catalogue.kinds)
+    assert unread.fact("documented_agreement").value is None
+    school = decide(
+        catalogue,
+        flow(
+            kb,
+            ["health care provider"],
+            ["school"],
+            {"public_health_authority": True, "required_by_law": True},
+        ),
+    )
+    vi = next(c for c in school.candidates if c.reading.node == "164.512(b)(1)(vi)")
+    agreement = next(c for c in vi.conditions if c.condition.kind == "documented_agreement")
+    assert agreement.status == "unknown" and not agreement.presumed
+
+
+def test_required_by_law_yields_to_the_paragraph_that_governs_the_flow(kb, catalogue) -> None:
+    """164.512(a)(2): a disclosure a law requires still has to meet the specific paragraph
+    that governs it; when that paragraph fits and is stated unmet, (a)(1) is set aside."""
+    facts = {"required_by_law": True, "workplace_surveillance": True, "notice_to_individual": False}
+    checklist = decide(catalogue, flow(kb, ["health care provider"], ["employer"], facts))
+    assert checklist.label == "prohibit", checklist.explanation
+    general = next(c for c in checklist.candidates if c.reading.node == "164.512(a)(1)")
+    assert general.status == "unmet" and "164.512(b)(1)(v)" in general.set_aside
+    # the same law, with the notice given: the specific paragraph permits it
+    facts["notice_to_individual"] = True
+    checklist = decide(catalogue, flow(kb, ["health care provider"], ["employer"], facts))
+    assert checklist.label == "permit" and "164.512(b)(1)(v)" in checklist.rests_on
+    # a law that requires a report to an agency no specific paragraph governs: (a)(1) permits
+    plain = decide(
+        catalogue,
+        flow(kb, ["health care provider"], ["government agency"], {"required_by_law": True}),
+    )
+    assert plain.label == "permit" and "164.512(a)(1)" in plain.rests_on, plain.explanation
+
+
+def test_a_kind_derived_from_an_unknown_kind_fails_the_load(tmp_path) -> None:
+    import json
+
+    from privacy_checklist.kg.conditions import load_kinds, ontology_path
+
+    data = json.loads(ontology_path("condition_kinds.json").read_text(encoding="utf-8"))
+    data["kinds"]["beyond_minimum_necessary"]["derived_from"] = "no_such_kind"
+    bad = tmp_path / "kinds.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CatalogueError, match="no_such_kind"):
+        load_kinds(bad)
