@@ -80,6 +80,8 @@ def norm_lines(check: dict[str, Any], *, prohibition: bool = False) -> list[str]
     lines = [f"{mark} {check.get('node')} ({status}{fits})"]
     if check.get("summary"):
         lines.append(f"    {check['summary']}")
+    if check.get("set_aside"):
+        lines.append(f"    {MARKS['unmet']} set aside: {check['set_aside']}")
     conditions = [c for c in check.get("conditions") or [] if isinstance(c, dict)]
     quiet = []
     for condition in conditions:

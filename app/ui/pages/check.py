@@ -865,6 +865,8 @@ def show_flow_checklist(flow: Mapping[str, Any], text: str, every: bool) -> None
         with st.expander(_norm_title(check), expanded=number == 0):
             fits = f" ({common.md_escape(str(check['fits']))})" if check.get("fits") else ""
             st.markdown(f"The paragraph: {common.node_link(str(check.get('node')))}{fits}")
+            if check.get("set_aside"):
+                st.markdown(f"✗ Set aside: {common.md_escape(str(check['set_aside']))}")
             st.markdown(conditions_table(check, text))
 
 
