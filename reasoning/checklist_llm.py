@@ -343,7 +343,7 @@ class ChecklistLLMReasoner(ChecklistReasoner):
             else first[n]
             for n, flow in enumerate(flows)
         ]
-        verdict = self.verdict(decided)
+        verdict = self.verdict(decided, text)
         before = combine(first)
         said = _summary(answers, before.label if before is not None else "not_applicable")
         verdict.reasoning.insert(len(verdict.reasoning) - 1, said)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.conditions import Catalogue, Reading, load_catalogue
 from privacy_checklist.reasoning.checklist import (
+    DEFAULT_PROHIBITION,
     Checklist,
     UnknownRule,
     combine,
@@ -25,6 +26,8 @@ from privacy_checklist.reasoning.checklist import (
     decide,
     presumed_kinds,
 )
+from privacy_checklist.reasoning.checklist_blend import LONG_CHARS, MODEL_FILE, Blend, is_long
+from privacy_checklist.reasoning.checklist_blend import data_path as blend_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 
 if TYPE_CHECKING:
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from privacy_checklist.reasoning.facts import FactReader
 
 NAME = "checklist"
+LABEL_WORDS = {"permit": "Permitted", "prohibit": "Prohibited", "not_applicable": "Not covered"}
 #: what the case's verdict is when no flow of health information is read at all
 NO_FLOW = (
     "No use or disclosure of health information was read in the case, so no HIPAA rule is "
@@ -49,13 +53,17 @@ class ChecklistReasoner:
         catalogue: the curated conditions (default: the shipped catalogue, checked against
             ``kb``'s tree).
         rule: how a fact the case does not state is weighed.
+        blend: weigh the checklist with other evidence on long narratives
+            (:mod:`~privacy_checklist.reasoning.checklist_blend`); False: the checklist alone.
     """
 
     kb: KnowledgeBase
     reader: FactReader | None = None
     catalogue: Catalogue | None = None
     rule: UnknownRule = UnknownRule.STATED
+    blend: bool = True
     name: str = field(default=NAME, init=False)
+    _blend: Blend | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.reader is None:
@@ -83,10 +91,92 @@ class ChecklistReasoner:
         """
         from privacy_checklist.retrieval.base import check_query
 
-        return self.verdict(self.checklists(check_query(text)))
+        text = check_query(text)
+        return self.verdict(self.checklists(text), text)
 
-    def verdict(self, checklists: list[Checklist]) -> Verdict:
-        """The case's verdict from the checklists of its flows (the most serious flow decides)."""
+    def learned(self) -> Blend:
+        """The learned layer for long narratives (loaded on first use).
+
+        Raises:
+            BlendModelError: its model is missing or does not fit the features.
+        """
+        if self._blend is None:
+            self._blend = Blend(self.kb)
+        return self._blend
+
+    def verdict(self, checklists: list[Checklist], text: str = "") -> Verdict:
+        """The case's verdict from the checklists of its flows: the most serious flow decides;
+        on a long narratives (``text`` given) the learned layer weighs the checklist with the
+        case's other evidence when ``blend`` is on, and says so."""
+        verdict = self._verdict(checklists)
+        if not (self.blend and text and is_long(text)):
+            return verdict
+        weighed = self.learned().weigh(text, checklists)
+        probabilities = ", ".join(f"{k} {v:.2f}" for k, v in weighed.probabilities.items())
+        said = (
+            f"A long narrative: the checklist alone reads {weighed.checklist_label}; the learned "
+            f"layer (fitted on synthetic cases) weighed it with the case's cues and retrieved "
+            f"norms: {weighed.label} ({probabilities})."
+        )
+        assert verdict.checklist is not None
+        checklist = {**verdict.checklist, "blend": weighed.to_json()}
+        if weighed.label == weighed.checklist_label:
+            verdict.reasoning.insert(0, said)
+            verdict.probabilities = weighed.probabilities
+            verdict.checklist = checklist
+            return verdict
+        nodes = self._support(checklists, weighed.label)
+        checklist["verdict"] = weighed.label
+        checklist["rests_on"] = nodes
+        checklist["explanation"] = (
+            f"{LABEL_WORDS[weighed.label]} on balance ({said[:-1]}). The checklist alone: "
+            f"{verdict.checklist.get('explanation', '')}"
+        )
+        return Verdict(
+            label=Label(weighed.label),
+            method=self.name,
+            probabilities=weighed.probabilities,
+            norms=[self._cited(node) for node in nodes],
+            reasoning=[
+                said
+                + " The learned layer's label differs from the checklist's: the checklist below "
+                "is the checklist's own reading.",
+                *verdict.reasoning,
+            ],
+            roles=verdict.roles,
+            hipaa_types=verdict.hipaa_types,
+            flows=verdict.flows,
+            checklist=checklist,
+        )
+
+    @staticmethod
+    def _support(checklists: list[Checklist], label: str) -> list[str]:
+        """The norms that fit a flow and support ``label``: for permit, the best candidates
+        (met, then unknown with the fewest unknown facts); for prohibit, the prohibitions
+        triggered, else 164.502(a) and the candidates stated unmet; none when not covered."""
+        if label == "not_applicable":
+            return []
+        if label == "prohibit":
+            triggered = [p.reading.node for c in checklists for p in c.prohibitions]
+            if triggered:
+                return list(dict.fromkeys(triggered))[:3]
+            unmet = [
+                n.reading.node for c in checklists for n in c.candidates if n.status == "unmet"
+            ]
+            return [DEFAULT_PROHIBITION, *list(dict.fromkeys(unmet))[:2]]
+        ranked = sorted(
+            (n for c in checklists for n in c.candidates if n.status != "unmet"),
+            key=lambda n: (
+                n.status != "met",
+                n.fits.endswith("recipient: any"),
+                len(n.unknown),
+                len(n.presumed),
+            ),
+        )
+        return list(dict.fromkeys(n.reading.node for n in ranked))[:3]
+
+    def _verdict(self, checklists: list[Checklist]) -> Verdict:
+        """The checklist's own verdict (the most serious flow decides)."""
         assert self.catalogue is not None
         case = combine(checklists)
         note = f"Facts read with {self.parser}."
@@ -165,7 +255,14 @@ class ChecklistReasoner:
             ),
         }
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
-        return {"rule": self.rule.value, "parser": self.parser, "checklist": digest.hexdigest()}
+        out = {"rule": self.rule.value, "parser": self.parser, "checklist": digest.hexdigest()}
+        if self.blend:
+            model = blend_path(MODEL_FILE)
+            out["blend"] = (
+                hashlib.sha256(model.read_bytes()).hexdigest()[:16] if model.exists() else "none"
+            )
+            out["long_chars"] = str(LONG_CHARS)
+        return out
 
 
 def catalogue_of(kb: KnowledgeBase) -> Catalogue:

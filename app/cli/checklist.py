@@ -205,14 +205,27 @@ def print_checklist(verdict: Verdict, *, every: bool = False) -> None:
     checklist = verdict.checklist or {}
     flows = [f for f in checklist.get("flows") or [] if isinstance(f, dict)]
     decided = checklist.get("decided", True)
+    blend = checklist.get("blend") if isinstance(checklist.get("blend"), dict) else None
     print(
         f"Verdict: {verdict.label.replace('_', ' ')}"
         + (
             ""
-            if decided
+            if decided or blend
             else "  (on the facts as stated; it turns on facts the case does not state)"
         )
     )
+    if blend:
+        probabilities = blend.get("probabilities") or {}
+        print(
+            wrap(
+                "A long narrative: weighed by the learned layer (fitted on synthetic cases) "
+                "from the checklist below and the case's cues and retrieved norms: "
+                + ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in probabilities.items())
+                + "; the checklist alone reads "
+                + f"{str(blend.get('checklist_label')).replace('_', ' ')}.",
+                "",
+            )
+        )
     print(
         wrap(
             f"Checklist ({verdict.method}; facts read with {checklist.get('parser', '?')}; "

@@ -137,7 +137,6 @@ def _decide(reasoner: Reasoner, text: str) -> dict[str, Any]:
 
 
 def cmd_reasoner_train(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
 
     from privacy_checklist.ingest.cases import read_cases as read_case_list
     from privacy_checklist.reasoning.offline import MODEL_FILES, data_path, train
@@ -152,14 +151,10 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
         val_cases = read_case_list(cases_dir / "val_generate_cases_hipaa_applicability.csv")
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    if args.method == "checklist":
+        return _train_blend(args, kb, [*train_cases, *val_cases], cases_dir)
     out = Path(args.out) if args.out else data_path(MODEL_FILES[args.fast])
-    bar = tqdm(
-        total=len(train_cases) + len(val_cases),
-        desc="reading the synthetic cases",
-        unit="case",
-        file=sys.stderr,
-        disable=None,
-    )
+    bar = _progress(len(train_cases) + len(val_cases))
     model = train(
         kb,
         RetrievalIndex(kb, embeddings=False),
@@ -173,6 +168,58 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
     print(
         f"Trained on {model['trained_on']}; chosen {model['params']} on "
         f"{model['selected_on']}; wrote {out}"
+    )
+    return 0
+
+
+def _progress(total: int) -> Any:
+    """The progress bar of a training run (on stderr, off when it is not a terminal)."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total, desc="reading the synthetic cases", unit="case", file=sys.stderr, disable=None
+    )
+
+
+def _train_blend(
+    args: argparse.Namespace, kb: kbmod.KnowledgeBase, cases: list[Any], cases_dir: Path
+) -> int:
+    """``pcheck reasoner train --method checklist``: the checklist's learned layer for long
+    narratives, on the synthetic cases only."""
+    import hashlib
+
+    from privacy_checklist.reasoning.checklist_blend import MODEL_FILE, data_path, train
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+
+    reasoner = ChecklistReasoner(kb, blend=False)
+    out = Path(args.out) if args.out else data_path(MODEL_FILE)
+    names = (
+        "train_generate_cases_hipaa_applicability.csv",
+        "val_generate_cases_hipaa_applicability.csv",
+    )
+    sources = {name: hashlib.sha256((cases_dir / name).read_bytes()).hexdigest() for name in names}
+    bar = _progress(len(cases))
+    model = train(
+        kb,
+        reasoner.checklists,
+        cases,
+        out,
+        settings=reasoner.settings()["checklist"],
+        sources=sources,
+        cache=Path(args.cache) if args.cache else None,
+        progress=bar.update,
+    )
+    bar.close()
+    cv = model["cross_validation"]
+    for name in ("blend", "checklist_alone", "offline_features_alone"):
+        row = cv[name]
+        print(
+            f"{name:24s} accuracy {row['accuracy']:.3f}  macro-F1 {row['macro_f1']:.3f}  "
+            f"prohibit F1 {row['f1']['prohibit']:.3f}"
+        )
+    print(
+        f"({cv['folds']}-fold cross-validation on {model['cases']} synthetic cases; chosen "
+        f"{model['params']}); wrote {out}"
     )
     return 0
 
@@ -225,6 +272,20 @@ def register(sub: Any) -> None:
         "--fast",
         action="store_true",
         help="the offline-fast model (no sentence embedding: quicker, less accurate)",
+    )
+    p.add_argument(
+        "--method",
+        choices=("offline", "checklist"),
+        default="offline",
+        help="offline: the linear model of the offline reasoners (default); checklist: the "
+        "checklist's learned layer for long narratives (the checklist's outcome and the offline "
+        "features without the embedding)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="FILE",
+        help="--method checklist: keep each case's features here and reuse them while the "
+        "checklist's settings are the same",
     )
     p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
     p.set_defaults(func=cmd_reasoner_train, on_interrupt="nothing was changed")

@@ -1,0 +1,347 @@
+"""The learned layer of the checklist for long narratives: the checklist weighed with other
+evidence where its reading is uncertain.
+
+A short analyst narrative ("the clinic faxed her chart to her employer without asking her") has
+one flow, and the checklist reads it well. A court narrative of two thousand characters tells a
+story with many flows, most of which the case does not turn on; the checklist reads each, and
+one misread flow can decide the case. For narratives of at least :data:`LONG_CHARS`
+characters, a multinomial logistic regression weighs:
+
+- the checklist's own outcome: the case's label, how many flows were read as permitted,
+  prohibited and not covered, whether a prohibition was triggered, a candidate met, the
+  applicability facts stated false, whether the verdict was decided (:func:`checklist_features`);
+- the offline reasoner's explainable features without the sentence embedding (the words'
+  roles and information types, the phrase cues, the norm types BM25 and CI-ES retrieve:
+  :class:`~privacy_checklist.reasoning.offline.Features` with ``embed=False``), so no torch.
+
+It is fitted on the synthetic cases only (train and val pooled, 658), its regularisation and
+class weighting chosen by five-fold stratified cross-validation on them
+(``pcheck reasoner train --method checklist``); the real court cases are never used. The model
+file records the cross-validated figures of the blend, of the checklist alone and of the
+offline features alone on the same folds, and the digest of the checklist settings it was
+trained on.
+
+It never overrides silently: the verdict says what the checklist alone read and that the
+learned layer weighed it, with the probabilities; and it only chooses a label some norm that
+fits a flow can support (a permit needs a candidate permission that fits a flow).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from privacy_checklist.reasoning.checklist import Checklist, combine
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.reasoning.offline import Features, TrainingCase
+
+Vector = npt.NDArray[np.float64]
+MODEL_FILE = "checklist_blend_model.json"
+#: From this many characters on, a narrative is long: a story with several flows, where the
+#: checklist's reading of which flow the case turns on is uncertain. The short narratives the
+#: checklist is written for (one to four sentences, under 400 characters in both our sets) stay
+#: well below it; the synthetic and court cases (a median of 1,500 and 2,300) are above it.
+LONG_CHARS = 600
+LABELS = ("permit", "prohibit", "not_applicable")
+APPLICABILITY = ("sender_covered", "acting_in_role", "information_is_phi")
+TRAIN_COMMAND = "pcheck reasoner train --method checklist"
+
+
+class BlendModelError(ValueError):
+    """The shipped (or given) blend model is missing or does not fit these features."""
+
+
+def data_path(name: str) -> Path:
+    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
+
+
+def is_long(text: str) -> bool:
+    return len(text) >= LONG_CHARS
+
+
+def checklist_feature_names() -> list[str]:
+    return (
+        [f"checklist:label:{label}" for label in LABELS]
+        + [f"checklist:flows:{label}" for label in LABELS]
+        + [
+            "checklist:no_flow",
+            "checklist:flows",
+            "checklist:share_prohibit",
+            "checklist:prohibition_triggered",
+            "checklist:candidate_met",
+            "checklist:candidate_unmet",
+            "checklist:decided",
+        ]
+        + [f"checklist:stated_false:{key}" for key in APPLICABILITY]
+    )
+
+
+def checklist_features(checklists: Sequence[Checklist]) -> list[float]:
+    """The checklist's outcome on a case as numbers (see :func:`checklist_feature_names`)."""
+    case = combine(checklists)
+    count = {label: sum(c.label == label for c in checklists) for label in LABELS}
+    flows = len(checklists)
+    values = [1.0 if case is not None and case.label == label else 0.0 for label in LABELS]
+    values += [float(min(count[label], 5)) / 5.0 for label in LABELS]
+    values += [
+        1.0 if case is None else 0.0,
+        float(min(flows, 8)) / 8.0,
+        count["prohibit"] / flows if flows else 0.0,
+        1.0 if any(c.prohibitions for c in checklists) else 0.0,
+        1.0 if any(n.status == "met" for c in checklists for n in c.candidates) else 0.0,
+        1.0 if any(n.status == "unmet" for c in checklists for n in c.candidates) else 0.0,
+        1.0 if case is not None and case.decided else 0.0,
+    ]
+    values += [
+        1.0 if any(c.flow.fact(key).value is False for c in checklists) else 0.0
+        for key in APPLICABILITY
+    ]
+    return values
+
+
+@dataclass(frozen=True)
+class Weighed:
+    """The learned layer's reading of a long case."""
+
+    label: str
+    probabilities: dict[str, float]
+    checklist_label: str
+    model: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "probabilities": self.probabilities,
+            "checklist_label": self.checklist_label,
+            "long": True,
+            "model": self.model,
+        }
+
+
+class Blend:
+    """The shipped (or a given) blend model, applied with numpy.
+
+    Raises:
+        BlendModelError: the model file is missing or was fitted on other features.
+    """
+
+    def __init__(self, kb: KnowledgeBase, model_file: Path | None = None) -> None:
+        self.kb = kb
+        self.path = model_file or data_path(MODEL_FILE)
+        if not self.path.exists():
+            raise BlendModelError(
+                f"{self.path}: no checklist blend model; train one with {TRAIN_COMMAND}"
+            )
+        raw = self.path.read_bytes()
+        self.digest = hashlib.sha256(raw).hexdigest()[:16]
+        model = json.loads(raw)
+        self.model: dict[str, Any] = model
+        self.names = checklist_feature_names() + list(model.get("offline_features", []))
+        if model.get("features") != self.names:
+            raise BlendModelError(
+                f"{self.path}: fitted on other features; train it again with {TRAIN_COMMAND}"
+            )
+        self.coef = np.asarray(model["coef"], dtype=float)
+        self.intercept = np.asarray(model["intercept"], dtype=float)
+        self.mean = np.asarray(model["mean"], dtype=float)
+        self.scale = np.asarray(model["scale"], dtype=float)
+        self.labels: list[str] = list(model["labels"])
+        self._features: Features | None = None
+
+    def features(self) -> Features:
+        """The offline features without the embedding (the retrieval index is built on first
+        use, so short narratives never pay for it)."""
+        if self._features is None:
+            self._features = offline_features(self.kb)
+            if self._features.names != list(self.model.get("offline_features", [])):
+                raise BlendModelError(
+                    f"{self.path}: fitted on other offline features; train it again with "
+                    f"{TRAIN_COMMAND}"
+                )
+        return self._features
+
+    def vector(self, text: str, checklists: Sequence[Checklist]) -> Vector:
+        offline, _ = self.features()(text)
+        return np.asarray(checklist_features(checklists) + offline.tolist(), dtype=float)
+
+    def weigh(self, text: str, checklists: Sequence[Checklist]) -> Weighed:
+        """The label and probabilities of a long case. A label no fitting norm supports (permit
+        with no candidate permission fitting any flow) is not chosen."""
+        x = (self.vector(text, checklists) - self.mean) / self.scale
+        logits = self.coef @ x + self.intercept
+        probs = np.exp(logits - logits.max())
+        probs = probs / probs.sum()
+        order = np.argsort(-probs)
+        has_candidate = any(c.candidates for c in checklists)
+        label = next(
+            self.labels[int(i)] for i in order if self.labels[int(i)] != "permit" or has_candidate
+        )
+        case = combine(checklists)
+        return Weighed(
+            label=label,
+            probabilities={
+                lab: round(float(p), 4) for lab, p in zip(self.labels, probs, strict=True)
+            },
+            checklist_label=case.label if case is not None else "not_applicable",
+            model=self.digest,
+        )
+
+
+def offline_features(kb: KnowledgeBase) -> Features:
+    from privacy_checklist.reasoning.offline import Features
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    return Features(kb, RetrievalIndex(kb, embeddings=False), embed=False)
+
+
+def train(
+    kb: KnowledgeBase,
+    checklists_of: Callable[[str], list[Checklist]],
+    cases: Sequence[TrainingCase],
+    out: Path,
+    *,
+    settings: str,
+    sources: dict[str, str],
+    cache: Path | None = None,
+    grid: tuple[float, ...] = (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
+    folds: int = 5,
+    progress: Callable[[], object] | None = None,
+) -> dict[str, Any]:
+    """Fit the blend on synthetic cases; choose C and class weighting by cross-validation.
+
+    Args:
+        checklists_of: the checklist reasoner's reading of a narrative (its flows' checklists).
+        cases: the synthetic training cases (never the real court cases).
+        out: where the model JSON goes (written whole or not at all).
+        settings: the digest of the checklist settings the features were read with.
+        sources: the training files and their sha256.
+        cache: a JSON file of per-case feature rows, reused when the case text and the settings
+            are the same (so a second run is quick).
+
+    Returns:
+        The model's data, with the cross-validated figures of the blend, of the checklist alone
+        and of the offline features alone, on the same folds.
+    """
+    from privacy_checklist.kg.extras import require
+    from privacy_checklist.reasoning.verdict import Label
+
+    require("sklearn", "train", "training the checklist's learned layer (scikit-learn)")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    features = offline_features(kb)
+    stored: dict[str, Any] = {}
+    if cache is not None and cache.exists():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        if stored.get("settings") != settings or stored.get("features") != features.names:
+            stored = {}
+    rows_cache: dict[str, list[float]] = stored.get("rows", {})
+    alone: dict[str, str] = stored.get("alone", {})
+    rows, checklist_labels = [], []
+    for case in cases:
+        key = hashlib.sha256(case.text.encode("utf-8")).hexdigest()
+        if key not in rows_cache:
+            checklists = checklists_of(case.text)
+            offline, _ = features(case.text)
+            rows_cache[key] = checklist_features(checklists) + offline.tolist()
+            combined = combine(checklists)
+            alone[key] = combined.label if combined is not None else "not_applicable"
+        rows.append(rows_cache[key])
+        checklist_labels.append(alone[key])
+        if progress is not None:
+            progress()
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(cache.name + ".tmp")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "settings": settings,
+                    "features": features.names,
+                    "rows": rows_cache,
+                    "alone": alone,
+                }
+            ),
+            encoding="utf-8",
+        )
+        tmp.replace(cache)
+    gold = [Label.of_case(c.label) for c in cases]
+    unread = [c.label for c, label in zip(cases, gold, strict=True) if label is None]
+    if unread:
+        raise ValueError(f"gold label {unread[0]!r} is not one of permit, prohibit, not applicable")
+    y = np.array([str(label) for label in gold])
+    x_raw = np.asarray(rows, dtype=float)
+    mean = x_raw.mean(axis=0)
+    scale = x_raw.std(axis=0)
+    scale[scale == 0] = 1.0
+    x = (x_raw - mean) / scale
+    width = len(checklist_feature_names())
+    splits = StratifiedKFold(folds, shuffle=True, random_state=0)
+
+    def figures(predicted: Sequence[str]) -> dict[str, Any]:
+        per_class = f1_score(y, predicted, labels=list(LABELS), average=None, zero_division=0)
+        return {
+            "accuracy": round(float(accuracy_score(y, predicted)), 4),
+            "macro_f1": round(float(f1_score(y, predicted, average="macro", zero_division=0)), 4),
+            "f1": {lab: round(float(v), 4) for lab, v in zip(LABELS, per_class, strict=True)},
+        }
+
+    def search(columns: slice) -> tuple[tuple[float, float], dict[str, Any], list[str]]:
+        best: tuple[tuple[float, float], dict[str, Any], list[str]] | None = None
+        for balanced in (True, False):
+            for c in grid:
+                params = {"C": c, "class_weight": "balanced" if balanced else None}
+                predicted = list(
+                    cross_val_predict(
+                        LogisticRegression(max_iter=10000, **params), x[:, columns], y, cv=splits
+                    )
+                )
+                score = (
+                    float(f1_score(y, predicted, average="macro")),
+                    float(accuracy_score(y, predicted)),
+                )
+                if best is None or score > best[0]:
+                    best = (score, params, predicted)
+        assert best is not None
+        return best
+
+    _, params, blend_predicted = search(slice(None))
+    _, offline_params, offline_predicted = search(slice(width, None))
+    model = LogisticRegression(max_iter=10000, **params).fit(x, y)
+    data = {
+        "format": 1,
+        "features": checklist_feature_names() + features.names,
+        "offline_features": features.names,
+        "labels": [str(label) for label in model.classes_],
+        "coef": np.round(model.coef_, 6).tolist(),
+        "intercept": np.round(model.intercept_, 6).tolist(),
+        "mean": np.round(mean, 6).tolist(),
+        "scale": np.round(scale, 6).tolist(),
+        "params": params,
+        "long_chars": LONG_CHARS,
+        "checklist_settings": settings,
+        "trained_on": sources,
+        "cases": len(cases),
+        "cross_validation": {
+            "folds": folds,
+            "blend": figures(blend_predicted),
+            "checklist_alone": figures(checklist_labels),
+            "offline_features_alone": {**figures(offline_predicted), "params": offline_params},
+        },
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    return data

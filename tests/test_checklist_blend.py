@@ -1,0 +1,140 @@
+"""The checklist's learned layer for long narratives (reasoning/checklist_blend.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from privacy_checklist.ingest.cases import read_cases
+from privacy_checklist.kg import kb as kbmod
+from privacy_checklist.reasoning.checklist_blend import (
+    LONG_CHARS,
+    MODEL_FILE,
+    Blend,
+    BlendModelError,
+    checklist_feature_names,
+    data_path,
+)
+from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.verdict import Label
+
+
+@pytest.fixture(scope="module")
+def kb() -> kbmod.KnowledgeBase:
+    return kbmod.load(None)
+
+
+@pytest.fixture(scope="module")
+def reasoner(kb) -> ChecklistReasoner:
+    return ChecklistReasoner(kb)
+
+
+def model() -> dict:
+    return json.loads(data_path(MODEL_FILE).read_text(encoding="utf-8"))
+
+
+def test_the_shipped_model_fits_the_features_and_was_chosen_on_synthetic_cases(kb) -> None:
+    data = model()
+    blend = Blend(kb)
+    assert data["features"][: len(checklist_feature_names())] == checklist_feature_names()
+    assert blend.features().names == data["offline_features"]
+    assert set(data["trained_on"]) == {
+        "train_generate_cases_hipaa_applicability.csv",
+        "val_generate_cases_hipaa_applicability.csv",
+    }
+    cv = data["cross_validation"]
+    # the layer earns its place: better than the checklist alone on the held-out folds
+    assert cv["blend"]["macro_f1"] > cv["checklist_alone"]["macro_f1"]
+
+
+def test_the_shipped_model_was_trained_on_the_current_checklist(kb) -> None:
+    """A change to the reader's cues, the catalogue or the rule changes the checklist's outcome
+    the model was fitted on: train it again (pcheck reasoner train --method checklist)."""
+    current = ChecklistReasoner(kb, blend=False).settings()["checklist"]
+    assert model()["checklist_settings"] == current
+
+
+@pytest.fixture(scope="module")
+def long_case(shared) -> str:
+    cases = read_cases(shared / "cases" / "val_generate_cases_hipaa_applicability.csv")
+    return next(c.text for c in cases if len(c.text) > 2 * LONG_CHARS)
+
+
+def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
+    text = long_case
+    verdict = reasoner.check(text)
+    blend = verdict.checklist["blend"]
+    assert blend["long"] is True and blend["label"] == verdict.label.value
+    assert set(blend["probabilities"]) == {"permit", "prohibit", "not_applicable"}
+    assert verdict.probabilities == blend["probabilities"]
+    assert "the checklist alone reads" in verdict.reasoning[0]
+    # every cited norm fits a flow of the case (a candidate or a prohibition), or is 164.502(a)
+    fitting = {"164.502(a)"} | {
+        c["node"]
+        for flow in verdict.checklist["flows"]
+        for c in [*flow["candidates"], *flow["prohibitions"]]
+    }
+    assert {n.id for n in verdict.norms} <= fitting
+    if verdict.label is Label.NOT_APPLICABLE:
+        assert verdict.norms == []
+
+
+def test_a_short_narrative_never_uses_the_layer(kb, reasoner) -> None:
+    text = "Dr. Lee emailed the patient's medical records to a reporter."
+    with_layer = reasoner.check(text)
+    alone = ChecklistReasoner(kb, blend=False).check(text)
+    assert "blend" not in with_layer.checklist
+    assert with_layer.to_json() == alone.to_json()
+
+
+def test_the_layer_can_be_turned_off(kb, long_case) -> None:
+    verdict = ChecklistReasoner(kb, blend=False).check(long_case)
+    assert "blend" not in verdict.checklist
+
+
+def test_a_missing_or_mismatched_model_is_one_clear_error(kb, tmp_path) -> None:
+    with pytest.raises(BlendModelError, match="pcheck reasoner train --method checklist"):
+        Blend(kb, tmp_path / "none.json")
+    data = model()
+    data["features"] = data["features"][:-1]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BlendModelError, match="other features"):
+        Blend(kb, bad)
+
+
+def test_training_writes_a_model_that_loads_and_records_its_figures(kb, shared, tmp_path) -> None:
+    """pcheck reasoner train --method checklist on a small synthetic slice: the model loads,
+    records the cross-validated figures of the blend and of both parts alone, and a second run
+    reuses the cached features."""
+    import csv
+
+    from privacy_checklist.app.cli import main
+
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for name, keep in (
+        ("train_generate_cases_hipaa_applicability.csv", 25),
+        ("val_generate_cases_hipaa_applicability.csv", 40),
+    ):
+        with (shared / "cases" / name).open(encoding="utf-8", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        with (cases / name).open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows[:keep])
+    out, cache = tmp_path / "blend.json", tmp_path / "cache.json"
+    args = ["reasoner", "train", "--method", "checklist", "--cases-dir", str(cases)]
+    assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["cases"] == 65
+    assert set(data["cross_validation"]) == {
+        "folds",
+        "blend",
+        "checklist_alone",
+        "offline_features_alone",
+    }
+    Blend(kb, out)  # loads: the features match
+    assert len(json.loads(cache.read_text(encoding="utf-8"))["rows"]) == 65
+    assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0
