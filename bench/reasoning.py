@@ -1,10 +1,19 @@
-"""Benchmark: the offline reasoners (``offline`` and ``offline-fast``) on the real dev court cases.
+"""Benchmark: the reasoners' speed — the checklist (the default) and the offline reasoners.
 
-Measures, in a fresh process each run: start-up (load the knowledge base, the retrieval index,
-the model and the embedding model, and answer one warm-up case), then every real dev case
-checked one after another (``OfflineReasoner.check``, flows included): cases per second once
-loaded, per-case latency p50 / p95 / max, and peak resident memory. Target: at least 20 cases
-per second once loaded. Speed only: the verdicts' quality is ``pcheck eval``'s job.
+Measures, in a fresh process each run:
+
+- ``checklist``: one ``pcheck check "<short narrative>"`` as a user runs it (wall time including
+  the interpreter's start-up, the knowledge base, spaCy and the answer); then, in one process,
+  start-up (knowledge base, catalogue, parser, one warm-up case), every short narrative of
+  ``tests/data/checklist_regression.csv`` checked one after another (cases per second once
+  loaded, p50 / p95 / max), the peak resident memory, and whether torch or
+  sentence-transformers were imported (the core install has neither). Target (issue 14): one
+  ``pcheck check`` at most 2 s, at least 50 cases a second once loaded, under 400 MB.
+- ``checklist`` on the real dev court cases: long narratives, which also go through the
+  learned layer (the offline features and their retrieval index).
+- ``offline`` and ``offline-fast`` on the real dev court cases, as before (target 20 cases/s).
+
+Speed only: the verdicts' quality is ``pcheck eval``'s job.
 
     python bench/reasoning.py [--runs 3] [--shared ../shared/data] [--json out.json]
 """
@@ -14,16 +23,68 @@ from __future__ import annotations
 import json
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from common import percentile, run_child, run_main
+from common import REPO, percentile, run_child, run_main
 
 CASES = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
+SHORT = REPO / "tests" / "data" / "checklist_regression.csv"
+SAMPLE = (
+    "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a police "
+    "detective without her consent."
+)
+
+
+def cli_once() -> float:
+    """Wall seconds of one ``pcheck check`` in a fresh process, as a user runs it."""
+    pcheck = Path(sys.executable).with_name("pcheck")
+    start = time.perf_counter()
+    subprocess.run([str(pcheck), "check", SAMPLE], capture_output=True, text=True, check=True)
+    return time.perf_counter() - start
+
+
+def checklist_child(task: str, shared: Path) -> None:
+    start = time.perf_counter()
+    from privacy_checklist.ingest.cases import read_cases
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+
+    kb = kbmod.load()
+    reasoner = ChecklistReasoner(kb)
+    cases = read_cases(SHORT if task == "checklist-short" else shared / CASES)
+    reasoner.check(cases[0].text)
+    startup = time.perf_counter() - start
+    latencies = []
+    began = time.perf_counter()
+    for case in cases:
+        t = time.perf_counter()
+        reasoner.check(case.text)
+        latencies.append(time.perf_counter() - t)
+    total = time.perf_counter() - began
+    print(
+        json.dumps(
+            {
+                "cases": len(cases),
+                "startup_s": startup,
+                "cases_per_s": len(cases) / total,
+                "p50_ms": 1000 * percentile(latencies, 50),
+                "p95_ms": 1000 * percentile(latencies, 95),
+                "max_ms": 1000 * max(latencies),
+                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "torch": "torch" in sys.modules,
+                "sentence_transformers": "sentence_transformers" in sys.modules,
+            }
+        )
+    )
 
 
 def child(task: str, shared: Path) -> None:
+    if task.startswith("checklist"):
+        checklist_child(task, shared)
+        return
     start = time.perf_counter()
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
@@ -61,7 +122,35 @@ def main() -> int:
     args = run_main(__doc__, 3, "cases", child)
     if args is None:
         return 0
-    results = {}
+    results: dict[str, dict] = {}
+    walls = [cli_once() for _ in range(args.runs)]
+    results["pcheck check"] = {"median_s": statistics.median(walls), "runs": args.runs}
+    print(
+        f"pcheck check (one short narrative, fresh process, median of {args.runs}): "
+        f"{statistics.median(walls):.2f} s wall (target 2 s)"
+    )
+    for task, label in (
+        ("checklist-short", "checklist on the short narratives of the regression set"),
+        ("checklist-long", "checklist on the real dev court cases (with the learned layer)"),
+    ):
+        samples = [
+            run_child(__file__, task, "--shared", str(args.shared)) for _ in range(args.runs)
+        ]
+        result = {
+            key: statistics.median(s[key] for s in samples)
+            for key in ("startup_s", "cases_per_s", "p50_ms", "p95_ms", "max_ms")
+        }
+        result["peak_mb"] = max(s["peak_mb"] for s in samples)
+        result["cases"] = samples[0]["cases"]
+        result["torch"] = any(s["torch"] or s["sentence_transformers"] for s in samples)
+        results[task] = result
+        print(
+            f"{label} ({result['cases']}, median of {args.runs} runs): "
+            f"{result['cases_per_s']:.1f} cases/s (target 50), p50 {result['p50_ms']:.1f} ms, "
+            f"p95 {result['p95_ms']:.1f} ms, max {result['max_ms']:.0f} ms; start-up "
+            f"{result['startup_s']:.1f} s; peak RSS {result['peak_mb']:.0f} MB (target 400); "
+            f"torch imported: {'yes' if result['torch'] else 'no'}"
+        )
     for task, method in (("check", "offline"), ("fast", "offline-fast")):
         samples = [
             run_child(__file__, task, "--shared", str(args.shared)) for _ in range(args.runs)
