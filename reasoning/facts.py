@@ -923,9 +923,27 @@ class _Parsed:
 
     def _hypothetical(self, verb: Any) -> bool:
         """ "a statute allows doctors to report", "hospitals must report": what may, must or
-        would be done is no flow."""
+        would be done is no flow. A question is the exception: "Can I send her x-rays to her
+        new dentist?" asks about the very flow it names, so it is read as that flow."""
         if any(c.dep_ == "aux" and c.lower_ in self.cues.modals for c in verb.children):
-            return True
+            return not self._asked(verb)
+        return self._permitted_by(verb)
+
+    def _asked(self, verb: Any) -> bool:
+        """The verb is the flow a question asks about: its sentence ends with a question mark
+        and opens with the modal ("Can a pharmacy tell ...?", "May we send ...?") or with the
+        question's subject right after it ("I'm the office manager; can I send ...?")."""
+        sentence = verb.sent
+        if not sentence.text.rstrip().endswith("?"):
+            return False
+        modal = next(
+            (c for c in verb.children if c.dep_ == "aux" and c.lower_ in self.cues.modals), None
+        )
+        subject = self._subject(verb)
+        return modal is not None and (subject is None or modal.i < subject.i)
+
+    def _permitted_by(self, verb: Any) -> bool:
+        """ "a statute allows doctors to report": the verb is what a permission word allows."""
         head = verb
         while head.dep_ in ("xcomp", "ccomp") and head.head.i != head.i:
             head = head.head
@@ -1756,6 +1774,14 @@ class FactReader:
                     and not any(c.dep_ in ("nsubj", "nsubjpass", "aux") for c in tok.children)
                 ):
                     markers += self._markers(tok.head, path | {tok.i}, inside, arguments_only=True)
+                if (
+                    tok.dep_ == "acl"
+                    and tok.head.dep_ == "pobj"
+                    and tok.head.head.lower_ in self.cues.negators
+                ):
+                    # "without the patient signing anything": the clause hangs on the noun
+                    # the negating preposition takes
+                    markers.append(tok.head.head.text)
                 break
             tok = tok.head
             path.add(tok.i)
@@ -2058,7 +2084,7 @@ def _flow_facts(
     owner = event.owner or patient
     individual = _is_individual(recipient, owner)
     facts = _cue_facts(reader, event, events.index(event), hits, sender, recipient, individual)
-    information, other = _flow_information(reader, event, sender, narrative_info)
+    information, other = _flow_information(reader, event, sender, narrative_info, owner)
     _role_facts(facts, sender, recipient, individual, owner)
     _applicability(facts, reader, event, sender, owner, information, other)
     _derived(facts)
@@ -2130,10 +2156,12 @@ def _flow_information(
     event: Event,
     sender: Party | None,
     narrative_info: list[tuple[str, int, int, str]],
+    owner: Party | None = None,
 ) -> tuple[list[tuple[str, int, int, str]], list[tuple[str, int, int, str]]]:
     """The health information of a flow (its own words, else what its sentence or the one
     before names), and what it names that is no health information ("the names and license
-    plates of its staff")."""
+    plates of its staff"). Records about a patient ("the records were faxed to the patient's
+    employer") are health records whoever sent them."""
     health = [i for i in narrative_info if i[0] not in (RECORD, IDENTIFIER)]
     near = [i for i in health if event.near[0] <= i[1] < event.end]
     information = list(event.information) or near[-1:]
@@ -2145,7 +2173,10 @@ def _flow_information(
     about_staff = any(
         set(re.findall(r"[a-z]+", i[3].lower())) & reader.cues.workforce_words for i in information
     )
-    if health or (covered and not about_staff):
+    patient = owner is not None and (
+        "patient" in owner.roles or re.search(r"\bpatients?\b", owner.text.lower()) is not None
+    )
+    if health or (covered and not about_staff) or (patient and not about_staff):
         return [(PHI, *i[1:]) for i in information], []
     return [], information
 

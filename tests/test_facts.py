@@ -207,6 +207,28 @@ FACTS = [
         True,
         "pitch them",
     ),
+    # "without" governing a clause on its noun: the authorization is stated absent
+    (
+        "A therapist's notes from sessions were given to the patient's employer without the "
+        "patient signing anything.",
+        "authorization",
+        False,
+        "signing anything",
+    ),
+    (
+        "The clinic sent the patient's record to the Riverside Workers' Compensation Board for "
+        "her workers' comp claim.",
+        "workers_compensation",
+        True,
+        "workers' comp",
+    ),
+    (
+        "A patient punched a nurse in the hospital parking lot, and the hospital gave the "
+        "police his name.",
+        "crime_on_premises",
+        True,
+        "in the hospital parking lot",
+    ),
 ]
 
 
@@ -360,3 +382,22 @@ def test_no_torch() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split()[0] == "False", out
+
+
+def test_a_question_is_read_as_the_flow_it_asks_about(reader: FactReader) -> None:
+    """ "Can I send ...?" asks about the flow it names; "hospitals must report" states none."""
+    flows = reader.read(
+        "I'm the office manager at a dental practice. Can I send a patient's x-rays to her new "
+        "dentist so he can finish her root canal?"
+    )
+    assert flows and "health care provider" in flows[0].recipient_roles
+    assert flows[0].fact("for_treatment").value is True
+    assert reader.read("Hospitals must report gunshot wounds to the police.") == []
+
+
+def test_records_about_a_patient_are_health_records(reader: FactReader) -> None:
+    flows = reader.read(
+        "The records were faxed to the patient's employer after the HR manager called."
+    )
+    assert flows and flows[0].fact("information_is_phi").value is not False
+    assert "protected health information" in flows[0].information
