@@ -3,7 +3,9 @@
 Measures, in a fresh process each run:
 
 - ``checklist``: one ``pcheck check "<short narrative>"`` as a user runs it (wall time including
-  the interpreter's start-up, the knowledge base, spaCy and the answer); then, in one process,
+  the interpreter's start-up, the knowledge base, spaCy and the answer; the peak memory of
+  those processes; and, in one more run, whether it left torch or sentence-transformers
+  imported); then, in one process,
   start-up (knowledge base, catalogue, parser, one warm-up case), every short narrative of
   ``tests/data/checklist_regression.csv`` checked one after another (cases per second once
   loaded, p50 / p95 / max), the peak resident memory, and whether torch or
@@ -38,12 +40,31 @@ SAMPLE = (
 )
 
 
+HEAVY = ("torch", "sentence_transformers")
+
+
 def cli_once() -> float:
     """Wall seconds of one ``pcheck check`` in a fresh process, as a user runs it."""
     pcheck = Path(sys.executable).with_name("pcheck")
     start = time.perf_counter()
     subprocess.run([str(pcheck), "check", SAMPLE], capture_output=True, text=True, check=True)
     return time.perf_counter() - start
+
+
+def cli_imports() -> dict[str, bool]:
+    """Whether one ``pcheck check`` leaves torch or sentence-transformers imported: the
+    command's entry point run in a fresh interpreter, which then reports ``sys.modules`` (a
+    blocked import attempt, as the fact reader makes for spaCy, is no import); not timed."""
+    code = (
+        "import json, sys\n"
+        "from privacy_checklist.app.cli import main\n"
+        "main(['check', sys.argv[1]])\n"
+        f"print(json.dumps({{n: sys.modules.get(n) is not None for n in {HEAVY!r}}}))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code, SAMPLE], capture_output=True, text=True, check=True
+    )
+    return json.loads(found.stdout.strip().splitlines()[-1])
 
 
 def checklist_child(task: str, shared: Path) -> None:
@@ -118,16 +139,29 @@ def child(task: str, shared: Path) -> None:
     )
 
 
+def _heavy(result: dict) -> str:
+    """Which of torch and sentence-transformers a measured process imported."""
+    return ", ".join(f"{name} imported: {'yes' if result[name] else 'no'}" for name in HEAVY)
+
+
 def main() -> int:
     args = run_main(__doc__, 3, "cases", child)
     if args is None:
         return 0
     results: dict[str, dict] = {}
     walls = [cli_once() for _ in range(args.runs)]
-    results["pcheck check"] = {"median_s": statistics.median(walls), "runs": args.runs}
+    cli = {
+        "median_s": statistics.median(walls),
+        "max_s": max(walls),
+        "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "runs": args.runs,
+        **cli_imports(),
+    }
+    results["pcheck check"] = cli
     print(
         f"pcheck check (one short narrative, fresh process, median of {args.runs}): "
-        f"{statistics.median(walls):.2f} s wall (target 2 s)"
+        f"{cli['median_s']:.2f} s wall, max {cli['max_s']:.2f} s (target 2 s); peak RSS "
+        f"{cli['peak_mb']:.0f} MB (target 400); {_heavy(cli)}"
     )
     for task, label in (
         ("checklist-short", "checklist on the short narratives of the regression set"),
@@ -142,14 +176,15 @@ def main() -> int:
         }
         result["peak_mb"] = max(s["peak_mb"] for s in samples)
         result["cases"] = samples[0]["cases"]
-        result["torch"] = any(s["torch"] or s["sentence_transformers"] for s in samples)
+        for name in HEAVY:
+            result[name] = any(s[name] for s in samples)
         results[task] = result
         print(
             f"{label} ({result['cases']}, median of {args.runs} runs): "
             f"{result['cases_per_s']:.1f} cases/s (target 50), p50 {result['p50_ms']:.1f} ms, "
             f"p95 {result['p95_ms']:.1f} ms, max {result['max_ms']:.0f} ms; start-up "
             f"{result['startup_s']:.1f} s; peak RSS {result['peak_mb']:.0f} MB (target 400); "
-            f"torch imported: {'yes' if result['torch'] else 'no'}"
+            f"{_heavy(result)}"
         )
     for task, method in (("check", "offline"), ("fast", "offline-fast")):
         samples = [

@@ -16,6 +16,13 @@ precision, recall, F1 and support, the confusion matrix (rows gold, columns pred
 parse failures, which count as wrong. Cases whose LLM request failed (``request_failure``) are
 not scored: they are counted apart (``request_failures``, ``undecided``), since they say nothing
 about the method. A PNG of the confusion matrix is drawn with Pillow.
+
+When the cases have gold regulations (:func:`gold_references`; each record also keeps them, as
+``gold_refs``), the metrics add two figures (:func:`citation_figures`, :func:`accuracy_by_norm`):
+how often a norm the verdict cites is in a gold regulation's section, and is a gold paragraph
+or its ancestor or descendant (over the cases that cite a norm and have gold regulations, also
+per gold label; the others are counted as not scored), and the accuracy by the case's first
+gold regulation.
 """
 
 from __future__ import annotations
@@ -25,15 +32,20 @@ import json
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from privacy_checklist.kg.ids import RegId
 from privacy_checklist.kg.metrics import per_class
-from privacy_checklist.reasoning.verdict import LABELS, PARSE_FAILURE, Label
+from privacy_checklist.reasoning.verdict import LABELS, PARSE_FAILURE, CitedNorm, Label
+from privacy_checklist.retrieval.evaluate import gold_ids
+
+if TYPE_CHECKING:
+    from privacy_checklist.ingest.cases import Case
 
 try:
     import fcntl
@@ -149,6 +161,25 @@ class GoldCase(Protocol):
     def label(self) -> str: ...
 
 
+def case_gold_refs(case: object) -> list[str] | None:
+    """A case's gold regulation ids, normalised, in file order, without repeats (as
+    :func:`privacy_checklist.retrieval.evaluate.gold_ids` reads them); None for a case that
+    carries no ``regulations`` at all (not a case read from a case file)."""
+    if getattr(case, "regulations", None) is None:
+        return None
+    return list(gold_ids(cast("Case", case)))
+
+
+def gold_references(cases: Iterable[object]) -> dict[str, list[str]]:
+    """Case id -> gold regulation ids (:func:`case_gold_refs`), for :func:`metrics`."""
+    refs: dict[str, list[str]] = {}
+    for case in cases:
+        found = case_gold_refs(case)
+        if found is not None:
+            refs[str(getattr(case, "case_id", ""))] = found
+    return refs
+
+
 def read_log(path: Path) -> dict[str, dict[str, Any]]:
     """The last record of each case in a log (lines that are not records are skipped)."""
     done: dict[str, dict[str, Any]] = {}
@@ -262,6 +293,9 @@ def run(
                     **result,
                     "inputs": inputs,
                 }
+                refs = case_gold_refs(case)
+                if refs is not None:
+                    record["gold_refs"] = refs
                 with lock:
                     handle.write(json.dumps(record, ensure_ascii=False) + "\n")
                     handle.flush()
@@ -299,8 +333,16 @@ def run(
     return [done[c.case_id] for c in cases if c.case_id in done]
 
 
-def metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The figures of the decided records; request failures are counted apart, not scored."""
+def metrics(
+    records: Sequence[dict[str, Any]], gold_refs: Mapping[str, Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """The figures of the decided records; request failures are counted apart, not scored.
+
+    ``gold_refs`` (case id -> gold regulation ids, :func:`gold_references`) gives the cases'
+    gold regulations; a case it lacks is read from its record's ``gold_refs``. With them the
+    figures add ``citations`` (:func:`citation_figures`) and ``by_norm``
+    (:func:`accuracy_by_norm`).
+    """
     failed = [r for r in records if undecided(r)]
     scored = [r for r in records if r.get("gold") in LABELS and not undecided(r)]
     confusion = {g: {p: 0 for p in (*LABELS, PARSE_FAILURE)} for g in LABELS}
@@ -308,13 +350,138 @@ def metrics(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         predicted = record.get("verdict")
         confusion[record["gold"]][predicted if predicted in LABELS else PARSE_FAILURE] += 1
     figures = per_class(confusion, LABELS)
+    refs = [_gold_refs_of(record, gold_refs) for record in scored]
     return {
         **figures,
         "confusion": confusion,
         "parse_failures": sum(confusion[g][PARSE_FAILURE] for g in LABELS),
         "request_failures": len(failed),
         "undecided": [str(r.get("case_id")) for r in failed],
+        "citations": citation_figures(scored, refs),
+        "by_norm": accuracy_by_norm(scored, refs),
     }
+
+
+def _gold_refs_of(
+    record: Mapping[str, Any], gold_refs: Mapping[str, Sequence[str]] | None
+) -> list[str]:
+    """A record's gold regulation ids: from ``gold_refs`` when it has the case, else logged."""
+    case_id = str(record.get("case_id"))
+    if gold_refs is not None and case_id in gold_refs:
+        return [str(i) for i in gold_refs[case_id]]
+    logged = record.get("gold_refs")
+    return [str(i) for i in logged if i] if isinstance(logged, list) else []
+
+
+def cited_ids(record: Mapping[str, Any]) -> list[str]:
+    """The ids of the norms a logged verdict cites, in order, without repeats."""
+    norms = record.get("norms")
+    found = (CitedNorm.from_json(n) for n in (norms if isinstance(norms, list) else []))
+    return list(dict.fromkeys(norm.id for norm in found if norm is not None))
+
+
+def _section(reg: str) -> str:
+    """The section of an id (``164.512`` for ``164.512(f)(1)(ii)``); the text itself for what
+    names no section (a part, text that is not an id)."""
+    parsed = RegId.try_parse(reg)
+    return parsed.section if parsed is not None and parsed.section else reg
+
+
+def _same_line(cited: str, gold: str) -> bool:
+    """Whether ``cited`` is the paragraph ``gold``, or its ancestor or descendant within the
+    same section (a part or subpart is no paragraph: only the same text matches it)."""
+    a, b = RegId.try_parse(cited), RegId.try_parse(gold)
+    if a is None or b is None or a.section is None or b.section is None:
+        return cited == gold
+    if a.section != b.section:
+        return False
+    n = min(len(a.labels), len(b.labels))
+    return a.labels[:n] == b.labels[:n]
+
+
+def citation_hits(cited: Sequence[str], gold: Sequence[str]) -> tuple[bool, bool]:
+    """(section, paragraph): whether a cited id's section is a gold id's section, and whether a
+    cited id is a gold paragraph or its ancestor or descendant."""
+    sections = {_section(g) for g in gold}
+    return (
+        any(_section(c) in sections for c in cited),
+        any(_same_line(c, g) for c in cited for g in gold),
+    )
+
+
+def _shares(hits: Sequence[tuple[bool, bool]]) -> dict[str, Any]:
+    n = len(hits)
+    section = sum(s for s, _ in hits)
+    paragraph = sum(p for _, p in hits)
+    return {
+        "n": n,
+        "section": round(section / n, 4) if n else None,
+        "paragraph": round(paragraph / n, 4) if n else None,
+        "section_hits": section,
+        "paragraph_hits": paragraph,
+    }
+
+
+def citation_figures(
+    records: Sequence[Mapping[str, Any]], refs: Sequence[Sequence[str]]
+) -> dict[str, Any]:
+    """How often the norms a verdict cites are among the case's gold regulations (issue 14).
+
+    Over the records (with ``refs``, each one's gold ids) that cite a norm and have gold
+    regulations: ``section``, the share where a cited norm's section is a gold regulation's
+    section (164.512(f)(1)(ii) -> 164.512), and ``paragraph``, the share where a cited norm is
+    a gold paragraph or its ancestor or descendant; ``n`` those records, and the hit counts.
+    ``not_scored`` counts the others: ``no_gold_refs`` (no gold regulation) and ``no_citation``
+    (gold regulations but no norm cited). ``per_label``: the same by gold label. Shares are
+    None when ``n`` is 0.
+    """
+    hits: list[tuple[bool, bool]] = []
+    by_label: dict[str, list[tuple[bool, bool]]] = {label: [] for label in LABELS}
+    no_gold = no_citation = 0
+    for record, gold in zip(records, refs, strict=True):
+        cited = cited_ids(record)
+        if not gold:
+            no_gold += 1
+            continue
+        if not cited:
+            no_citation += 1
+            continue
+        hit = citation_hits(cited, gold)
+        hits.append(hit)
+        by_label.setdefault(str(record.get("gold")), []).append(hit)
+    return {
+        **_shares(hits),
+        "not_scored": {
+            "total": no_gold + no_citation,
+            "no_gold_refs": no_gold,
+            "no_citation": no_citation,
+        },
+        "per_label": {label: _shares(found) for label, found in by_label.items()},
+    }
+
+
+def accuracy_by(pairs: Iterable[tuple[str, bool]]) -> dict[str, dict[str, Any]]:
+    """Accuracy by group from (group, correct) pairs: ``{group: {"n", "accuracy"}}``, groups
+    sorted (what ``bench/checklist.py`` prints by variant and by norm)."""
+    groups: dict[str, list[bool]] = {}
+    for group, ok in pairs:
+        groups.setdefault(group, []).append(ok)
+    return {
+        group: {"n": len(oks), "accuracy": round(sum(oks) / len(oks), 4)}
+        for group, oks in sorted(groups.items())
+    }
+
+
+def accuracy_by_norm(
+    records: Sequence[Mapping[str, Any]], refs: Sequence[Sequence[str]]
+) -> dict[str, dict[str, Any]]:
+    """Accuracy by each record's first gold regulation (``refer_id``'s first id when the file
+    has one); records without gold regulations are left out."""
+    return accuracy_by(
+        (gold[0], record.get("verdict") == record.get("gold"))
+        for record, gold in zip(records, refs, strict=True)
+        if gold
+    )
 
 
 def confusion_png(result: dict[str, Any], title: str, path: Path) -> None:
@@ -361,23 +528,84 @@ def confusion_png(result: dict[str, Any], title: str, path: Path) -> None:
     image.save(path)
 
 
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
 def markdown_table(results: dict[str, dict[str, Any]]) -> str:
     """Methods in rows, as in the paper's tables: accuracy, macro-F1, and per class precision,
     recall and F1 (P / R / F1), then the parse failures and the request failures (cases
-    left undecided, not in n)."""
+    left undecided, not in n), and how often a cited norm is in a gold section / is a gold
+    paragraph or its ancestor or descendant, over the n' cases that cite a norm and have gold
+    regulations (– when none)."""
     lines = [
         "| method | n | accuracy | macro-F1 | permit P / R / F1 | prohibit P / R / F1 "
-        "| not applicable P / R / F1 | parse failures | request failures |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| not applicable P / R / F1 | parse failures | request failures "
+        "| cited in gold section / paragraph (n') |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for method, r in results.items():
         cells = [
             " / ".join(f"{r['per_class'][label][key]:.3f}" for key in ("precision", "recall", "f1"))
             for label in LABELS
         ]
+        cited = r.get("citations") or {}
+        citations = (
+            f"{_share(cited['section'])} / {_share(cited['paragraph'])} ({cited['n']})"
+            if cited.get("n")
+            else "–"
+        )
         lines.append(
             f"| {method} | {r['n']} | {r['accuracy']:.3f} | {r['macro_f1']:.3f} | "
             + " | ".join(cells)
-            + f" | {r['parse_failures']} | {r.get('request_failures', 0)} |"
+            + f" | {r['parse_failures']} | {r.get('request_failures', 0)} | {citations} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def markdown_details(results: dict[str, dict[str, Any]], worst: int = 15) -> str:
+    """For each method whose cases have gold regulations: the cited-norm figures by gold
+    label, with the cases not scored, and the accuracy by first gold regulation (the
+    ``worst`` lowest below 1.0; all of them are in the metrics JSON). Empty when no case has
+    gold regulations."""
+    parts: list[str] = []
+    for method, r in results.items():
+        cited = r.get("citations") or {}
+        by_norm = r.get("by_norm") or {}
+        if cited.get("n") or by_norm:
+            skipped = cited.get("not_scored") or {}
+            rows = [("all", cited), *((label, cited["per_label"][label]) for label in LABELS)]
+            parts.append(
+                f"{method}: cited norms against the gold regulations (not scored: "
+                f"{skipped.get('no_gold_refs', 0)} cases without gold regulations, "
+                f"{skipped.get('no_citation', 0)} citing no norm)\n\n"
+                "| gold | n | cited in gold section | cited is a gold paragraph or its "
+                "ancestor / descendant |\n|---|---|---|---|\n"
+                + "".join(
+                    f"| {label.replace('_', ' ')} | {row['n']} | {_share(row['section'])} | "
+                    f"{_share(row['paragraph'])} |\n"
+                    for label, row in rows
+                    if row
+                )
+            )
+        if by_norm:
+            low = sorted(
+                ((norm, row) for norm, row in by_norm.items() if row["accuracy"] < 1.0),
+                key=lambda item: (item[1]["accuracy"], -item[1]["n"], item[0]),
+            )
+            shown = low[:worst]
+            parts.append(
+                f"{method}: accuracy by first gold regulation ({len(by_norm)} regulations, "
+                f"{len(low)} below 1.000"
+                + (f"; the {len(shown)} lowest" if len(low) > len(shown) else "")
+                + ")\n"
+                + (
+                    "\n| regulation | n | accuracy |\n|---|---|---|\n"
+                    + "".join(
+                        f"| {norm} | {row['n']} | {row['accuracy']:.3f} |\n" for norm, row in shown
+                    )
+                    if shown
+                    else ""
+                )
+            )
+    return "\n".join(parts)

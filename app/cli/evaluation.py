@@ -32,7 +32,13 @@ if TYPE_CHECKING:
 
 def cmd_eval_verdicts(args: argparse.Namespace) -> int:
     """``pcheck eval``: decide every case with each method, log and score the verdicts."""
-    from privacy_checklist.reasoning.evaluate import FolderBusy, RunStats, locked, markdown_table
+    from privacy_checklist.reasoning.evaluate import (
+        FolderBusy,
+        RunStats,
+        locked,
+        markdown_details,
+        markdown_table,
+    )
 
     methods = selected_methods(args.method)
     kb = load_kb(args)
@@ -47,13 +53,16 @@ def cmd_eval_verdicts(args: argparse.Namespace) -> int:
     results: dict[str, dict[str, Any]] = {}
     stats: dict[str, RunStats] = {}
     undecided: list[str] = []
+    report = ""
     try:
         with locked(out):
             for method, reasoner in reasoners.items():
                 stats[method] = RunStats()
                 results[method], note = _evaluate_method(args, cases, method, reasoner, stats)
                 undecided += [note] if note else []
-            (out / "table.md").write_text(markdown_table(results), encoding="utf-8")
+            details = markdown_details(results)
+            report = markdown_table(results) + (f"\n{details}" if details else "")
+            (out / "table.md").write_text(report, encoding="utf-8")
     except FolderBusy as exc:
         raise CliError(str(exc)) from exc
     except KeyboardInterrupt:
@@ -75,7 +84,7 @@ def cmd_eval_verdicts(args: argparse.Namespace) -> int:
     if args.json:
         print_json(results if len(results) > 1 else next(iter(results.values())))
     else:
-        print(markdown_table(results), end="")
+        print(report, end="")
         print(f"Logs, metrics and confusion matrices in {out}")
     if undecided:
         raise CliError(
@@ -95,7 +104,7 @@ def _evaluate_method(
     matrix; returns the metrics and a note on the cases left undecided, if any."""
     from tqdm import tqdm
 
-    from privacy_checklist.reasoning.evaluate import confusion_png, metrics, run
+    from privacy_checklist.reasoning.evaluate import confusion_png, gold_references, metrics, run
     from privacy_checklist.reasoning.methods import decision_settings
     from privacy_checklist.reasoning.verdict import Verdict
 
@@ -117,7 +126,7 @@ def _evaluate_method(
         bar.close()
     for note in stats[method].notes:
         print(f"pcheck eval: {note}", file=sys.stderr)
-    result = metrics(records)
+    result = metrics(records, gold_references(cases))
     (out / f"{method}.metrics.json").write_text(
         json.dumps(result, indent=2) + "\n", encoding="utf-8"
     )
