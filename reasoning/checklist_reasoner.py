@@ -26,8 +26,7 @@ from privacy_checklist.reasoning.checklist import (
     decide,
     presumed_kinds,
 )
-from privacy_checklist.reasoning.checklist_blend import LONG_CHARS, MODEL_FILE, Blend, is_long
-from privacy_checklist.reasoning.checklist_blend import data_path as blend_path
+from privacy_checklist.reasoning.checklist_blend import LONG_CHARS, Blend, is_long, model_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 
 if TYPE_CHECKING:
@@ -113,10 +112,11 @@ class ChecklistReasoner:
             return verdict
         weighed = self.learned().weigh(text, checklists)
         probabilities = ", ".join(f"{k} {v:.2f}" for k, v in weighed.probabilities.items())
+        evidence = "cues, retrieved norms" + (" and sentence embedding" if weighed.embed else "")
         said = (
             f"A long narrative: the checklist alone reads {weighed.checklist_label}; the learned "
-            f"layer (fitted on synthetic cases) weighed it with the case's cues and retrieved "
-            f"norms: {weighed.label} ({probabilities})."
+            f"layer (fitted on synthetic cases) weighed it with the case's {evidence}: "
+            f"{weighed.label} ({probabilities})."
         )
         assert verdict.checklist is not None
         checklist = {**verdict.checklist, "blend": weighed.to_json()}
@@ -257,7 +257,7 @@ class ChecklistReasoner:
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
         out = {"rule": self.rule.value, "parser": self.parser, "checklist": digest.hexdigest()}
         if self.blend:
-            model = blend_path(MODEL_FILE)
+            model = model_path()
             out["blend"] = (
                 hashlib.sha256(model.read_bytes()).hexdigest()[:16] if model.exists() else "none"
             )

@@ -10,7 +10,7 @@ from privacy_checklist.ingest.cases import read_cases
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.checklist_blend import (
     LONG_CHARS,
-    MODEL_FILE,
+    MODEL_FILES,
     Blend,
     BlendModelError,
     checklist_feature_names,
@@ -30,15 +30,18 @@ def reasoner(kb) -> ChecklistReasoner:
     return ChecklistReasoner(kb)
 
 
-def model() -> dict:
-    return json.loads(data_path(MODEL_FILE).read_text(encoding="utf-8"))
+def model(embed: bool = False) -> dict:
+    return json.loads(data_path(MODEL_FILES[embed]).read_text(encoding="utf-8"))
 
 
-def test_the_shipped_model_fits_the_features_and_was_chosen_on_synthetic_cases(kb) -> None:
-    data = model()
-    blend = Blend(kb)
+@pytest.mark.parametrize("embed", [False, True], ids=["no-embedding", "embedding"])
+def test_the_shipped_models_fit_the_features_and_were_chosen_on_synthetic_cases(kb, embed) -> None:
+    data = model(embed)
+    blend = Blend(kb, data_path(MODEL_FILES[embed]))
+    assert blend.embed is embed and data["embed"] is embed
     assert data["features"][: len(checklist_feature_names())] == checklist_feature_names()
     assert blend.features().names == data["offline_features"]
+    assert any(n.startswith("embedding:") for n in data["offline_features"]) is embed
     assert set(data["trained_on"]) == {
         "train_generate_cases_hipaa_applicability.csv",
         "val_generate_cases_hipaa_applicability.csv",
@@ -48,11 +51,24 @@ def test_the_shipped_model_fits_the_features_and_was_chosen_on_synthetic_cases(k
     assert cv["blend"]["macro_f1"] > cv["checklist_alone"]["macro_f1"]
 
 
-def test_the_shipped_model_was_trained_on_the_current_checklist(kb) -> None:
+@pytest.mark.parametrize("embed", [False, True], ids=["no-embedding", "embedding"])
+def test_the_shipped_models_were_trained_on_the_current_checklist(kb, embed) -> None:
     """A change to the reader's cues, the catalogue or the rule changes the checklist's outcome
-    the model was fitted on: train it again (pcheck reasoner train --method checklist)."""
+    the model was fitted on: train it again (pcheck reasoner train --method checklist, and
+    with --fast for the model without the embedding)."""
     current = ChecklistReasoner(kb, blend=False).settings()["checklist"]
-    assert model()["checklist_settings"] == current
+    assert model(embed)["checklist_settings"] == current
+
+
+def test_the_layer_weighs_the_embedding_where_the_extra_is_installed(kb, monkeypatch) -> None:
+    """With the embeddings extra the layer uses the model with the embedding; without it, the
+    one without (and never imports torch)."""
+    from privacy_checklist.reasoning import checklist_blend
+
+    assert Blend(kb).embed is True  # the test environment has every extra
+    monkeypatch.setattr(checklist_blend, "embeddings_installed", lambda: False)
+    assert Blend(kb).embed is False
+    assert Blend(kb).path.name == MODEL_FILES[False]
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +85,7 @@ def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
     assert set(blend["probabilities"]) == {"permit", "prohibit", "not_applicable"}
     assert verdict.probabilities == blend["probabilities"]
     assert "the checklist alone reads" in verdict.reasoning[0]
+    assert blend["embedding"] is True and "sentence embedding" in verdict.reasoning[0]
     # every cited norm fits a flow of the case (a candidate or a prohibition), or is 164.502(a)
     fitting = {"164.502(a)"} | {
         c["node"]
@@ -125,7 +142,7 @@ def test_training_writes_a_model_that_loads_and_records_its_figures(kb, shared, 
             writer.writeheader()
             writer.writerows(rows[:keep])
     out, cache = tmp_path / "blend.json", tmp_path / "cache.json"
-    args = ["reasoner", "train", "--method", "checklist", "--cases-dir", str(cases)]
+    args = ["reasoner", "train", "--method", "checklist", "--fast", "--cases-dir", str(cases)]
     assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["cases"] == 65
@@ -135,6 +152,6 @@ def test_training_writes_a_model_that_loads_and_records_its_figures(kb, shared, 
         "checklist_alone",
         "offline_features_alone",
     }
-    Blend(kb, out)  # loads: the features match
+    assert Blend(kb, out).embed is False  # loads: the features match
     assert len(json.loads(cache.read_text(encoding="utf-8"))["rows"]) == 65
     assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0

@@ -197,11 +197,15 @@ def _train_blend(
     narratives, on the synthetic cases only."""
     import hashlib
 
-    from privacy_checklist.reasoning.checklist_blend import MODEL_FILE, data_path, train
+    from privacy_checklist.kg.extras import require
+    from privacy_checklist.reasoning.checklist_blend import MODEL_FILES, data_path, train
     from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
 
     reasoner = ChecklistReasoner(kb, blend=False)
-    out = Path(args.out) if args.out else data_path(MODEL_FILE)
+    embed = not args.fast
+    if embed:
+        require("sentence_transformers", "embeddings", "the learned layer with the embedding")
+    out = Path(args.out) if args.out else data_path(MODEL_FILES[embed])
     names = (
         "train_generate_cases_hipaa_applicability.csv",
         "val_generate_cases_hipaa_applicability.csv",
@@ -217,6 +221,7 @@ def _train_blend(
         sources=sources,
         cache=Path(args.cache) if args.cache else None,
         progress=bar.update,
+        embed=embed,
     )
     bar.close()
     cv = model["cross_validation"]
@@ -280,7 +285,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--fast",
         action="store_true",
-        help="the offline-fast model (no sentence embedding: quicker, less accurate)",
+        help="without the sentence embedding: the offline-fast model, or with --method "
+        "checklist the learned layer used where the embeddings extra is not installed",
     )
     p.add_argument(
         "--method",
@@ -288,7 +294,7 @@ def register(sub: Any) -> None:
         default="offline",
         help="offline: the linear model of the offline reasoners (default); checklist: the "
         "checklist's learned layer for long narratives (the checklist's outcome and the offline "
-        "features without the embedding)",
+        "features, with the sentence embedding unless --fast)",
     )
     p.add_argument(
         "--cache",
