@@ -153,6 +153,17 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
+class RoleFact:
+    """A fact a flow's parties state by their roles (``role_facts`` of ``fact_cues.json``)."""
+
+    key: str
+    recipient: str
+    sender: str = ""
+    unless: frozenset[str] = frozenset()
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class FactCues:
     """The lexicons of ``data/fact_cues.json``, compiled."""
 
@@ -181,6 +192,8 @@ class FactCues:
     parents: frozenset[str] = frozenset()
     workforce_words: frozenset[str] = frozenset()
     weak_org_words: frozenset[str] = frozenset()
+    work_verbs: frozenset[str] = frozenset()
+    role_facts: tuple[RoleFact, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -236,6 +249,17 @@ class FactCues:
             parents=frozenset(words["parents"]),
             workforce_words=frozenset(words["workforce_words"]),
             weak_org_words=frozenset(words["weak_org_words"]),
+            work_verbs=frozenset(words.get("work_verbs", ())),
+            role_facts=tuple(
+                RoleFact(
+                    key=r["key"],
+                    recipient=r["recipient"],
+                    sender=r.get("sender", ""),
+                    unless=frozenset(r.get("unless", ())),
+                    why=r.get("why", ""),
+                )
+                for r in data.get("role_facts", {}).get("facts", ())
+            ),
             raw=data,
         )
 
@@ -349,6 +373,11 @@ APPOSED = re.compile(
     r"(?=\s+(?:that|who|which|for|of|at|in|with)\b|,|\.|;)"
 )
 FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
+#: The speaker and the speaker's organization, in a narrative told in the first person ("I'm
+#: the pharmacist on duty ... can I call ...?", "Can our clinic ...? We ...", "My doctor told
+#: my boss ...").
+SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
+SPEAKERS = frozenset({"we", "us", "our", "ourselves", "ours"})
 
 
 class _Parsed:
@@ -369,6 +398,9 @@ class _Parsed:
         self.people: dict[str, Party] = {}
         self.unroled_orgs: dict[str, str] = {}
         self.health: list[tuple[str, int, int, str]] = []
+        self._speakers: dict[str, Party | None] = {}
+        #: every mention of information, records included, with its owner, in reading order
+        self.mentioned: list[tuple[int, tuple[str, int, int, str], Party | None]] = []
 
     # ----------------------------------------------------------------- names and mentions
 
@@ -395,6 +427,8 @@ class _Parsed:
                 party = self.party(tok)
                 if party is None and tok.pos_ in ("NOUN", "PROPN"):
                     found = self.reader.information_of(self.doc, tok, shallow=True)
+                    if found:
+                        self.mentioned.append((tok.i, found[0], self._owner(tok)))
                     if found and found[0][0] not in (RECORD, IDENTIFIER):
                         self.health += found
         main = next(
@@ -459,6 +493,9 @@ class _Parsed:
 
     def _party(self, tok: Any) -> Party | None:
         lower = tok.lower_
+        if lower in SPEAKER or lower in SPEAKERS:
+            speaker = self.speaker("one" if lower in SPEAKER else "many")
+            return self._copy(tok, speaker) if speaker is not None else None
         if lower in FIRST_PERSON:
             return None
         if tok.pos_ == "PRON" or lower in PRONOUNS:
@@ -470,6 +507,20 @@ class _Parsed:
         start, end = span.start_char, span.end_char
         phrase = self.text[start:end]
         roles, role, how = self.reader.roles_of(phrase, list(span), tok)
+        if not roles and tok.lemma_.lower() in self.cues.units:
+            # "the state board of nursing", "the department of corrections"
+            for child in tok.rights:
+                if child.dep_ == "prep" and child.lower_ in ("of", "for") and child.i == right + 1:
+                    objects = [c for c in child.children if c.dep_ == "pobj"]
+                    if not objects:
+                        break
+                    wider = self.doc[left : objects[0].right_edge.i + 1]
+                    found = self.reader.roles_of(wider.text, list(wider), tok)
+                    if found[0]:
+                        span, (roles, role, how) = wider, found
+                        start, end = span.start_char, span.end_char
+                        phrase = self.text[start:end]
+                    break
         lemma = tok.lemma_.lower()
         proper = tok.pos_ == "PROPN"
         capitalized = proper or tok.text[:1].isupper()
@@ -775,6 +826,11 @@ class _Parsed:
                 known = self.genders.get(party.ident) or party.gender
                 if not party.person and not self._personal(party):
                     continue  # (a name the tagger took for an organization may still be a person)
+                words = (party.referent or party).text.lower().split()
+                if party.text.lower() in ("they", "them", "their") or (
+                    words and words[-1] in self.cues.collective
+                ):
+                    continue  # "police explained they needed his wound details": not the police
                 if known and known != gender:
                     continue
                 score = 3.0 if known == gender else (0.0 if party.person else -1.0)
@@ -804,6 +860,94 @@ class _Parsed:
             self.genders[party.ident] = gender
             party.gender = party.gender or gender
         return self._copy(tok, party)
+
+    def speaker(self, number: str) -> Party | None:
+        """Who "I" (``number`` "one") or "we" ("many") is in a narrative told in the first
+        person: for "I", the party of "I'm a nurse at ...", "I work at ...", "As the office
+        manager, I ...", else the individual when the speaker speaks of "my records", "my
+        doctor" ...; for "we", the organization of "our clinic" ("our" before a party that is
+        no person), else the speaker's organization. None when the narrative does not say."""
+        if number in self._speakers:
+            return self._speakers[number]
+        self._speakers[number] = None  # guards against cycles ("our clinic" reads "our")
+        found = self._speaker_one() if number == "one" else self._speaker_many()
+        self._speakers[number] = found
+        return found
+
+    def _speaker_one(self) -> Party | None:
+        for tok in self.doc:
+            if tok.lower_ not in ("i", "we") or tok.dep_ not in ("nsubj", "nsubjpass"):
+                continue
+            verb = tok.head
+            if verb.lemma_ == "be":  # "I'm a nurse at ...", "I'm the pharmacist on duty"
+                for attr in verb.children:
+                    if attr.dep_ in ("attr", "acomp") and attr.pos_ in ("NOUN", "PROPN"):
+                        party = self.party(attr)
+                        if party is not None and (party.roles or party.staff):
+                            return party
+            if verb.lemma_ in self.cues.work_verbs:  # "I work at a pharmacy", "I work in billing"
+                for where in self._pobjs(verb, ("at", "for", "in")):
+                    party = self.party(where)
+                    if party is not None and not party.person:
+                        staff = self._copy(tok, party)
+                        staff.person, staff.staff = True, True
+                        staff.roles = party.roles | (
+                            frozenset({"workforce"}) if party.roles else frozenset()
+                        )
+                        staff.role = party.role
+                        staff.ident = f"speaker@{tok.i}"
+                        staff.evidence = f"{tok.text} = staff of {party.text}"
+                        return staff
+        for tok in self.doc:  # "As the office manager, I ..."
+            if tok.lower_ == "as" and tok.dep_ == "prep" and tok.i + 3 < len(self.doc):
+                for obj in tok.children:
+                    if obj.dep_ == "pobj":
+                        party = self.party(obj)
+                        if party is not None and (party.roles or party.staff) and party.person:
+                            return party
+        for tok in self.doc:  # "my records", "my doctor", "my plan": the individual speaks
+            if tok.lower_ == "my" and tok.dep_ == "poss":
+                head = tok.head
+                if self.reader.information_of(self.doc, head, shallow=True) or (
+                    self.reader.roles_of(head.text, [head], head)[0]
+                    and not lemma_kin(self.cues, head)
+                ):
+                    return Party(
+                        tok.text,
+                        tok.idx,
+                        tok.idx + len(tok.text),
+                        self.reader.ancestors("individual"),
+                        "individual",
+                        True,
+                        ident="speaker",
+                        evidence=f"{tok.text} {head.text}: the individual speaks",
+                    )
+        return None
+
+    def _speaker_many(self) -> Party | None:
+        for tok in self.doc:
+            if tok.lower_ == "our" and tok.dep_ == "poss" and tok.head.pos_ in ("NOUN", "PROPN"):
+                party = self.party(tok.head)
+                if party is not None and not party.person and party.roles:
+                    return party
+        for tok in self.doc:  # "We are a small dental practice"
+            if tok.lower_ == "we" and tok.dep_ == "nsubj" and tok.head.lemma_ == "be":
+                for attr in tok.head.children:
+                    if attr.dep_ == "attr":
+                        party = self.party(attr)
+                        if party is not None and party.roles:
+                            return party
+        one = self.speaker("one")
+        if one is not None and one.role != "individual" and one.roles:
+            org = self._copy(one, one)
+            org.person, org.staff = False, False
+            org.roles = one.roles - {"workforce"}
+            return org
+        first = next((t for t in self.doc if t.lower_ in SPEAKERS), None)
+        if first is None:
+            return None
+        # "Can we hand them over?" with no word of who "we" are: a party whose role is unread
+        return Party(first.text, first.idx, first.idx + len(first.text), ident="speakers")
 
     def _copy(self, tok: Any, party: Party) -> Party:
         copy = Party(
@@ -1012,6 +1156,9 @@ class _Parsed:
         if kind == "request":  # "asked Dr. Green's office for Lily's vaccine record"
             for obj in self._objects(verb, ("dobj", "dative")):
                 info_heads += self._pobjs(obj, ("for", "about"))
+            for clause in self._objects(verb, ("ccomp", "xcomp")):
+                # "wants the ER record ... to work out the cause": parsed as the clause's subject
+                info_heads += [c for c in clause.children if c.dep_ == "nsubj" and c.pos_ == "NOUN"]
         info_heads += self._pobjs(
             verb, ("about", "with", "on", "including", "of", "for", "over", "through")
         )
@@ -1056,9 +1203,13 @@ class _Parsed:
                 "this",
                 "both",
             ):
-                if self.infos and head.dep_ in ("dobj", "nsubjpass"):
-                    info.append(self.infos[-1][1])
-                    owner = owner or self.infos[-1][2]
+                before = [m for m in self.mentioned if m[0] < head.i]
+                if head.dep_ in ("dobj", "nsubjpass") and (self.infos or before):
+                    # "Can we hand them over?": what a flow before carried, else the last
+                    # information the narrative named
+                    latest = max([*self.infos, *before], key=lambda m: m[0])
+                    info.append(latest[1])
+                    owner = owner or latest[2]
                 continue
             party = self.party(head)
             found = [] if party is not None else self.reader.information_of(self.doc, head)
@@ -1116,6 +1267,10 @@ class _Parsed:
             if event.sender is None and kind == "receive":
                 # "picked up a copy of her records": from whoever holds them
                 event.sender = self._salient_sender(verb)
+            if event.sender is None and kind == "request":
+                # "The medical examiner's office wants the ER record": asked of whoever holds
+                # it, the speaker's organization in a question ("... Can we send it?")
+                event.sender = self._salient_sender(verb) or self.speaker("many")
         elif kind == "use":
             event.recipient = subject_party
             event.sender = self._first_party(senders) or self._holder(subject)
@@ -1293,6 +1448,18 @@ class _Parsed:
             ):
                 continue
             best = party
+        if best is None:
+            # "Detectives arrived with a warrant for ... Can we hand them over?": the last
+            # outside person with a role the law names (not the sender's staff, not the patient)
+            for index, party in self.mentions:
+                if index >= event.index or not party.person or not party.roles:
+                    continue
+                if _covered(party) or party.staff or party.role == "individual" or party.kin_of:
+                    continue
+                if party.ident == event.sender.ident:
+                    continue
+                if best is None or self.doc[index].dep_ in ("nsubj", "nsubjpass"):
+                    best = party  # the one who acts ("Detectives arrived"), else the last
         return best
 
     def _public(self, verb: Any) -> Party | None:
@@ -2085,7 +2252,7 @@ def _flow_facts(
     individual = _is_individual(recipient, owner)
     facts = _cue_facts(reader, event, events.index(event), hits, sender, recipient, individual)
     information, other = _flow_information(reader, event, sender, narrative_info, owner)
-    _role_facts(facts, sender, recipient, individual, owner)
+    _role_facts(facts, sender, recipient, individual, owner, reader.cues.role_facts)
     _applicability(facts, reader, event, sender, owner, information, other)
     _derived(facts)
     types = _information_types(facts, information, sender)
@@ -2256,9 +2423,11 @@ def _role_facts(
     recipient: Party | None,
     individual: bool,
     owner: Party | None,
+    role_rules: Sequence[RoleFact] = (),
 ) -> None:
     """What the parties' roles state: a flow to the person the information is about is to the
-    individual; one to a public health authority or an oversight agency is to one."""
+    individual; the others, as ``role_rules`` (data: one to a public health authority is to
+    one; a provider's to another provider, with no other purpose stated, is for treatment)."""
     if recipient is None:
         return
     span = (recipient.start, recipient.end)
@@ -2267,12 +2436,26 @@ def _role_facts(
             _fact("to_the_individual", True, *span, f"{recipient.text} (the individual)", "role"),
             _RANK_ROLE,
         )
-    for role, key in (
-        ("public health authority", "public_health_authority"),
-        ("health oversight agency", "health_oversight"),
-    ):
-        if role in recipient.roles:
-            facts.put(_fact(key, True, *span, f"{recipient.text} ({role})", "role"), _RANK_ROLE)
+        return
+    for rule in role_rules:
+        if rule.recipient not in recipient.roles or facts.value(rule.key) is not None:
+            continue
+        if rule.sender and (
+            sender is None or rule.sender not in sender.roles or _own_side(sender, recipient)
+        ):
+            continue
+        if any(facts.value(kind) is not None for kind in rule.unless):
+            continue
+        why = rule.why or rule.recipient
+        facts.put(_fact(rule.key, True, *span, f"{recipient.text} ({why})", "role"), _RANK_ROLE)
+
+
+def _own_side(sender: Party, recipient: Party) -> bool:
+    """The recipient is the sender, or the organization whose staff the sender is (a misread
+    recipient: "the spokesman confirmed ... to Metro General")."""
+    if _same(sender, recipient):
+        return True
+    return "workforce" in sender.roles and not recipient.person and recipient.roles <= sender.roles
 
 
 def _covered(party: Party) -> bool:
