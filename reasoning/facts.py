@@ -294,6 +294,7 @@ class Party:
     parent: bool = False
     unknown_common: bool = False  # a common noun the lexicons know no role for
     named_org: bool = False  # people of an organization named in their phrase
+    org: str = ""  # the identity of the organization it acts for ("one of its therapists")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -338,6 +339,7 @@ class Hit:
     sentence: int
     event: int = -1  # the event of its sentence it belongs to (-1: background)
     negation: str = ""
+    subject: str = ""  # the party its clause is about ("He has never billed an insurer")
 
 
 # --------------------------------------------------------------------------- reading a parse
@@ -632,6 +634,21 @@ class _Parsed:
                     self._merge(party, other)
         if proper and not party.roles:
             self._text_apposition(party)
+        if tok.dep_ == "nsubj" and tok.head.lemma_ == "be":
+            # "PeriodPal is a cycle-tracking app", "Mountainview is a massage studio": what the
+            # copula says a name is
+            for attr in tok.head.children:
+                if attr.dep_ == "attr" and attr.pos_ in ("NOUN", "PROPN"):
+                    other = self.party(attr)
+                    if other is None:
+                        continue
+                    if not other.person and not self.reader.is_person_word(lemma):
+                        party.person = False
+                    if not party.roles and other.roles:
+                        self._merge(party, other)
+                    elif not party.roles and other.covered is False:
+                        party.covered = False
+                        party.evidence = f"{party.text}, {other.text}"
         if tok.dep_ == "appos":
             other = self.party(tok.head)
             if other is not None and not party.roles:
@@ -720,12 +737,20 @@ class _Parsed:
         """A noun that names a party HIPAA has no role for ("a reporter", "the public")."""
         if tok.pos_ == "PROPN" and tok.ent_type_ not in ("DATE", "TIME", "MONEY", "CARDINAL"):
             return True
+        if (
+            tok.text[:1].isupper()
+            and tok.dep_ == "nsubj"
+            and tok.head.lemma_ == "be"
+            and any(c.dep_ == "attr" and c.pos_ == "NOUN" for c in tok.head.children)
+        ):
+            return True  # "Mountainview is a massage studio": a name the tagger took for a noun
         lemma = tok.lemma_.lower()
         return lemma in self.cues.public
 
     def _affiliate(self, party: Party, where: Party) -> None:
         """A person of an organization acts for it: staff of a covered entity reach its
         roles; an organization's unit is the organization."""
+        party.org = party.org or (where.referent or where).ident
         if not where.roles:
             if where.covered is False and party.role in ("", "workforce"):
                 party.roles, party.role, party.covered = frozenset(), "", False
@@ -803,6 +828,8 @@ class _Parsed:
         for index, party in sorted(self.mentions, key=lambda m: -m[0]):
             if index >= tok.i or party.ident in done:
                 continue
+            if self._denied(index):
+                continue  # "No doctor or insurer is involved. It shares ...": not the insurer
             done.add(party.ident)
             if gender == "n":  # "its": an organization, the subject of its clause first
                 if party.person or (own_subject is not None and party.ident == own_subject.ident):
@@ -860,6 +887,27 @@ class _Parsed:
             self.genders[party.ident] = gender
             party.gender = party.gender or gender
         return self._copy(tok, party)
+
+    def clause_subject(self, index: int) -> str:
+        """The identity of the party that is the subject of the clause around token ``index``
+        (the clause's verb, or its copula's subject: "Mountainview is a massage studio that
+        takes only cash"), "" when none."""
+        if index < 0:
+            return ""
+        tok = self.doc[index]
+        for _ in range(8):
+            if tok.pos_ in ("VERB", "AUX"):
+                subject = self._subject(tok)
+                party = self.party(subject) if subject is not None else None
+                if party is not None:
+                    return (party.referent or party).ident
+                if tok.dep_ == "relcl" and tok.head.i != tok.i:
+                    tok = tok.head  # "a studio that takes only cash": the studio
+                    continue
+            if tok.head.i == tok.i:
+                return ""
+            tok = tok.head
+        return ""
 
     def speaker(self, number: str) -> Party | None:
         """Who "I" (``number`` "one") or "we" ("many") is in a narrative told in the first
@@ -949,6 +997,24 @@ class _Parsed:
         # "Can we hand them over?" with no word of who "we" are: a party whose role is unread
         return Party(first.text, first.idx, first.idx + len(first.text), ident="speakers")
 
+    def _denied(self, index: int) -> bool:
+        """A mention the narrative denies: "no doctor or insurer", "never submits anything to
+        insurers" (the noun or its coordination head takes "no", or its verb is negated)."""
+        tok = self.doc[index]
+        for word in (tok, tok.head if tok.dep_ == "conj" else tok):
+            if any(c.dep_ == "det" and c.lower_ == "no" for c in word.children):
+                return True
+        if (tok.head if tok.dep_ == "conj" else tok).dep_ not in ("dobj", "pobj", "dative"):
+            return False  # a subject is denied only by its own "no"
+        verb = tok
+        for _ in range(4):
+            if verb.pos_ in ("VERB", "AUX") or verb.head.i == verb.i:
+                break
+            verb = verb.head
+        return verb.pos_ in ("VERB", "AUX") and any(
+            c.dep_ == "neg" or (c.dep_ == "advmod" and c.lower_ == "never") for c in verb.children
+        )
+
     def _copy(self, tok: Any, party: Party) -> Party:
         copy = Party(
             tok.text,
@@ -966,6 +1032,7 @@ class _Parsed:
         )
         copy.staff = party.staff
         copy.parent = party.parent
+        copy.org = party.org
         copy.referent = party
         return copy
 
@@ -1427,6 +1494,8 @@ class _Parsed:
         for person in (False, True):  # an organization first, else a person who acts for one
             for index, party in self.mentions:
                 if party is exclude or party.person != person or not _covered(party):
+                    continue
+                if self._denied(index):
                     continue
                 if index < near.i or best is None:
                     best = party
@@ -1900,6 +1969,7 @@ class FactReader:
                     sentence,
                     _attach(events, sentence, anchor, match.start(), parsed),
                     why,
+                    parsed.clause_subject(anchor) if parsed is not None else "",
                 )
 
     def _parsed_polarity(self, parsed: _Parsed, start: int, end: int) -> tuple[bool, str, int]:
@@ -2131,7 +2201,11 @@ def _about(hit: Hit, party: Party | None) -> bool:
         start, end = who.extent if who.extent[0] >= 0 else (who.start, who.end + 60)
         if start <= hit.start and hit.end <= end:
             return True
-    return False
+    return bool(hit.subject) and hit.subject in (
+        (party.referent or party).ident,
+        party.org,
+        party.referent.org if party.referent is not None else "",
+    )
 
 
 def _within(fact: Fact, party: Party) -> bool:
@@ -2307,8 +2381,10 @@ def _cue_facts(
             continue  # a purpose is stated with its flow, or in the sentence next to it
         if not _fits(hit.cue, sender, recipient, individual):
             continue
-        if hit.cue.about == "sender" and not _about(hit, sender):
-            continue
+        if hit.cue.about == "sender":
+            if not _about(hit, sender):
+                continue
+            rank = min(rank, _RANK_SENTENCE)  # what the sender is outweighs its role's reading
         if hit.cue.years:
             year = _year(hit.text)
             if year is None or reader.year - year <= hit.cue.years:
