@@ -380,6 +380,7 @@ FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 #: my boss ...").
 SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 SPEAKERS = frozenset({"we", "us", "our", "ourselves", "ours"})
+SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
 
 
 class _Parsed:
@@ -995,7 +996,7 @@ class _Parsed:
         if first is None:
             return None
         # "Can we hand them over?" with no word of who "we" are: a party whose role is unread
-        return Party(first.text, first.idx, first.idx + len(first.text), ident="speakers")
+        return Party(first.text, first.idx, first.idx + len(first.text), ident=SPEAKERS_IDENT)
 
     def _denied(self, index: int) -> bool:
         """A mention the narrative denies: "no doctor or insurer", "never submits anything to
@@ -2575,11 +2576,11 @@ def _applicability(
             facts.put(
                 _fact("sender_covered", True, *span, f"{sender.text} ({why})", "role"), _RANK_ROLE
             )
-        elif (
-            sender.covered is False
-            or (sender.person and not sender.roles)
-            or (sender.roles and sender.roles <= reader.cues.not_covered)
-            or (not sender.roles and sender.unknown_common)
+        elif sender.covered is False or (
+            (sender.roles and sender.roles <= reader.cues.not_covered)
+            # "our discharge planner", with nothing said of who "we" are: unknown, not uncovered
+            or (not sender.roles and sender.org != SPEAKERS_IDENT)
+            and ((sender.person and not sender.roles) or sender.unknown_common)
         ):
             why = ", ".join(sorted(sender.roles)) or "no HIPAA role"
             facts.put(
