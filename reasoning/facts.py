@@ -2579,8 +2579,10 @@ def _applicability(
         elif sender.covered is False or (
             (sender.roles and sender.roles <= reader.cues.not_covered)
             # "our discharge planner", with nothing said of who "we" are: unknown, not uncovered
-            or (not sender.roles and sender.org != SPEAKERS_IDENT)
-            and ((sender.person and not sender.roles) or sender.unknown_common)
+            or (
+                (not sender.roles and sender.org != SPEAKERS_IDENT)
+                and ((sender.person and not sender.roles) or sender.unknown_common)
+            )
         ):
             why = ", ".join(sorted(sender.roles)) or "no HIPAA role"
             facts.put(
