@@ -35,7 +35,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import import_module
 from importlib.util import find_spec
@@ -988,10 +988,15 @@ class _Parsed:
                             return party
         one = self.speaker("one")
         if one is not None and one.role != "individual" and one.roles:
-            org = self._copy(one, one)
-            org.person, org.staff = False, False
-            org.roles = one.roles - {"workforce"}
-            return org
+            # "I work at a pharmacy. ... Can we ...?": the organization the speaker works for
+            return replace(
+                one,
+                person=False,
+                staff=False,
+                roles=one.roles - {"workforce"},
+                ident=one.org or f"{one.ident}:org",
+                evidence=f"we = {one.evidence or one.text}",
+            )
         first = next((t for t in self.doc if t.lower_ in SPEAKERS), None)
         if first is None:
             return None

@@ -401,3 +401,102 @@ def test_records_about_a_patient_are_health_records(reader: FactReader) -> None:
     )
     assert flows and flows[0].fact("information_is_phi").value is not False
     assert "protected health information" in flows[0].information
+
+
+# (narrative, verdict, a fact the verdict rests on and its value, or None) — the mechanisms of
+# the session of 2026-11-25, each on sentences written here
+READINGS = [
+    # the first person: "I" is the staff member the narrative says, "we" its organization
+    (
+        "I'm a nurse at Mercy Hospital. I faxed her chart to her cardiologist.",
+        "permit",
+        ("for_treatment", True),
+    ),
+    (
+        "I work at a pharmacy. Can I text a customer's refill history to my cousin?",
+        "prohibit",
+        ("sender_covered", True),
+    ),
+    # the patient speaks: "my chart" given to "me" is given to the individual
+    (
+        "I asked my clinic for a copy of my own chart. Do they have to give it to me?",
+        "permit",
+        ("to_the_individual", True),
+    ),
+    ("My dentist told my boss about my gum disease.", "prohibit", ("sender_covered", True)),
+    # a purpose the parties' roles imply, only when the case states no other
+    ("Our clinic faxed her chart to the cardiologist.", "permit", ("for_treatment", True)),
+    (
+        "The hospital sent the bill and her diagnosis codes to her insurance company.",
+        "permit",
+        ("for_payment", True),
+    ),
+    # the requester receives: "wants", and the outside person who came asking
+    (
+        "The state board of nursing is investigating one of our nurses. It wants the medication "
+        "records of the patients she cared for. Can we send them?",
+        "permit",
+        ("health_oversight", True),
+    ),
+    (
+        "Detectives arrived with a search warrant signed by a judge for the toxicology results "
+        "of a driver we treated. Can we hand them over?",
+        "permit",
+        ("court_order", True),
+    ),
+    # what the sender is, said in its own clause, outweighs its role's reading
+    (
+        "Dr. Vance runs a cash-only acupuncture practice. He has never sent a claim or any other "
+        "transaction electronically. He told a patient's husband about her fertility treatment.",
+        "not_applicable",
+        ("sender_covered", False),
+    ),
+    (
+        "Mountainview is a massage studio that takes only cash and never submits anything to "
+        "insurers. One of its therapists told a client's friend about her back condition.",
+        "not_applicable",
+        ("sender_covered", False),
+    ),
+    # a party the narrative denies is no antecedent
+    (
+        "PeriodPal is a cycle-tracking app people download on their own. No doctor or insurer "
+        "is involved. It shares users' cycle data with advertisers.",
+        "not_applicable",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("narrative", "label", "fact"), READINGS)
+def test_readings(
+    reader: FactReader,
+    kb: kbmod.KnowledgeBase,
+    narrative: str,
+    label: str,
+    fact: tuple[str, bool] | None,
+) -> None:
+    catalogue = load_catalogue(kb.tree)
+    checklists = [decide(catalogue, f) for f in reader.read(narrative)]
+    best = combine(checklists)
+    assert (best.label if best else "not_applicable") == label
+    if fact is not None:
+        assert best is not None
+        assert best.flow.fact(fact[0]).value is fact[1]
+
+
+def test_a_stated_purpose_is_not_replaced_by_the_roles(reader: FactReader) -> None:
+    """A provider's disclosure to another provider is read as treatment only when the case
+    states no other purpose: a sale is not treatment."""
+    flow = reader.read(
+        "The clinic sold her chart to a cardiologist who paid $500 for a list of patients."
+    )[0]
+    assert flow.fact("for_treatment").source != "role"
+
+
+def test_we_are_the_organization_the_speaker_works_for(reader: FactReader) -> None:
+    """ "I work at a pharmacy ... can we ...?" with no "our": "we" is the pharmacy."""
+    flows = reader.read(
+        "I work at a pharmacy. We faxed a customer's prescription history to a marketing firm."
+    )
+    assert flows and "covered entity" in flows[0].sender_roles
+    assert flows[0].fact("sender_covered").value is True
