@@ -670,11 +670,37 @@ def _turns_against(best: NormCheck, catalogue: Catalogue, met: list[NormCheck]) 
     return out
 
 
+def half_read(checklist: Checklist) -> bool:
+    """A flow read without its recipient or without information named by its own words,
+    prohibited only by default (164.502(a): no prohibition named it, no condition was stated
+    unmet). Such a reading says little: usually a clause of the story that is no flow ("we hand
+    every worker a written notice")."""
+    flow = checklist.flow
+    information = flow.spans.get("information")
+    complete = (
+        "recipient" in flow.spans
+        and bool(flow.information)
+        and isinstance(information, Mapping)
+        and not information.get("borrowed")
+    )
+    return (
+        not complete
+        and checklist.label == "prohibit"
+        and not checklist.prohibitions
+        and not any(c.status == "unmet" for c in checklist.candidates)
+    )
+
+
 def combine(checklists: Sequence[Checklist]) -> Checklist | None:
     """The case's checklist: a prohibited flow decides it, then a permitted one, then a not
-    covered one. None when the case has no flow."""
+    covered one; a flow that is permitted or prohibited on a full reading outweighs one
+    prohibited by default on a half reading (:func:`half_read`). None when the case has no
+    flow."""
+    full = [c for c in checklists if not half_read(c)]
+    if not any(c.label in ("prohibit", "permit") for c in full):
+        full = list(checklists)
     for label in ("prohibit", "permit", "not_applicable"):
-        for checklist in checklists:
+        for checklist in full:
             if checklist.label == label:
                 return checklist
     return None

@@ -1003,6 +1003,23 @@ class _Parsed:
         # "Can we hand them over?" with no word of who "we" are: a party whose role is unread
         return Party(first.text, first.idx, first.idx + len(first.text), ident=SPEAKERS_IDENT)
 
+    def _to_party(self, verb: Any, sender: Party | None) -> Party | None:
+        """The party a misparsed "to" phrase names after the verb in its sentence ("Can I
+        report it to child protective services ...?", where the tagger read "to child" as an
+        infinitive)."""
+        for tok in verb.sent:
+            if tok.i <= verb.i or tok.lower_ != "to":
+                continue
+            for nxt in self.doc[tok.i + 1 : min(tok.i + 6, verb.sent.end)]:
+                party = self.parties.get(nxt.i)
+                if party is None or _same(party, sender):
+                    continue
+                words = self.text[tok.idx + len(tok.text) : party.end].strip()
+                if nxt.i == tok.i + 1 or self.reader.resolve_role(words)[0]:
+                    return party  # the words after "to" name it ("to recruit them" do not)
+                break
+        return None
+
     def _denied(self, index: int) -> bool:
         """A mention the narrative denies: "no doctor or insurer", "never submits anything to
         insurers" (the noun or its coordination head takes "no", or its verb is negated)."""
@@ -1141,10 +1158,11 @@ class _Parsed:
     def _hypothetical(self, verb: Any) -> bool:
         """ "a statute allows doctors to report", "hospitals must report": what may, must or
         would be done is no flow. A question is the exception: "Can I send her x-rays to her
-        new dentist?" asks about the very flow it names, so it is read as that flow."""
+        new dentist?" and "Does HIPAA let us send the report ...?" ask about the very flow
+        they name, so each is read as that flow."""
         if any(c.dep_ == "aux" and c.lower_ in self.cues.modals for c in verb.children):
             return not self._asked(verb)
-        return self._permitted_by(verb)
+        return self._permitted_by(verb) and not verb.sent.text.rstrip().endswith("?")
 
     def _asked(self, verb: Any) -> bool:
         """The verb is the flow a question asks about: its sentence ends with a question mark
@@ -1371,6 +1389,8 @@ class _Parsed:
                     and self.doc[t].head.lower_ == "to"
                     and not _same(self.party(self.doc[t]), event.sender)
                 )
+            if event.recipient is None:
+                event.recipient = self._to_party(verb, event.sender)
             if event.recipient is None and verb.dep_ == "conj":
                 # "sat down with Edith's daughter ... and explained what happened"
                 event.recipient = self._first_party(
@@ -2347,6 +2367,8 @@ def _flow_facts(
     if information:
         kind, start, end, text = information[0]
         spans["information"] = {"text": text, "start": start, "end": end, "resolved": kind}
+        if not event.information:
+            spans["information"]["borrowed"] = True  # named near the flow, not by its words
     if owner is not None:
         spans["subject"] = owner.to_json() | {"resolved": "individual"}
     summary = (

@@ -457,6 +457,30 @@ READINGS = [
         "not_applicable",
         ("sender_covered", False),
     ),
+    # a question about what the law lets one do asks about the flow it names
+    (
+        "Our clinic confirmed active TB in a patient. Does HIPAA let us send the case report, "
+        "with his name and address, to the state health department's TB program?",
+        "permit",
+        ("public_health_authority", True),
+    ),
+    # a "to" phrase the tagger misread ("to child" as an infinitive) still names the recipient
+    (
+        "I'm a pediatrician. A 4-year-old came in with burns that don't match the parents' "
+        "story. Can I report it to child protective services without the parents' OK?",
+        "permit",
+        None,
+    ),
+    # a clause read as a flow with no information, prohibited only by default, does not outweigh
+    # the flow read in full
+    (
+        "An employer asked our occupational health clinic to examine its press operators as "
+        "workplace medical surveillance that federal rules require. We hand every worker a "
+        "written notice that the findings go to the employer. Can we send the employer the "
+        "audiogram findings?",
+        "permit",
+        ("workplace_surveillance", True),
+    ),
     # a party the narrative denies is no antecedent
     (
         "PeriodPal is a cycle-tracking app people download on their own. No doctor or insurer "
