@@ -1283,6 +1283,13 @@ class _Parsed:
                 recipients += [
                     r for r in self._pobjs(head, ("with", "to")) if self.party(r) is not None
                 ]
+        if (
+            kind == "disclose"
+            and lemma in self.cues.verbs.get("read_or_use", frozenset())
+            and not recipients
+            and not passive
+        ):
+            kind = event.kind = "use"  # "read their patients' charts": no one is told
         owner: Party | None = None
         info: list[tuple[str, int, int, str]] = []
         for head in info_heads:
