@@ -380,6 +380,8 @@ FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 #: my boss ...").
 SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 SPEAKERS = frozenset({"we", "us", "our", "ourselves", "ours"})
+#: contact verbs by which an outside party asks for what a later disclosure answers
+CALLS = frozenset({"call", "phone", "contact", "ring", "email", "text", "write"})
 SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
 
 
@@ -2140,25 +2142,43 @@ def _link_requests(events: list[Event]) -> list[Event]:
     """A disclosure with no recipient answers the latest request before it ("Beacon asked the
     clinic for his records ... the clerk mailed them"): the requester receives."""
     pending: Event | None = None
+    asker: Party | None = None
     for event in events:
-        if event.kind == "request" and not event.negated:
-            pending = event
+        if event.negated:
+            continue
+        if event.kind == "request":
+            pending, asker = event, event.recipient
+            continue
+        if (
+            event.kind == "contact"
+            and event.lemma in CALLS
+            and event.sender is not None
+            and not _covered(event.sender)
+        ):
+            # "A police officer calls the ER: ... Can we give his name ...?": the caller asks
+            pending, asker = event, event.sender
+            continue
+        if event.kind == "receive" and event.recipient is not None:
+            # "A neighbour came to pick up his refill ... May a pharmacist hand it over?"
+            pending, asker = event, event.recipient
             continue
         if (
             event.kind in ("disclose", "contact")
             and pending is not None
             and event.index not in pending.tokens
         ):
-            if event.recipient is None and pending.recipient is not None:
-                event.recipient = pending.recipient
+            if event.recipient is None and asker is not None and not _same(asker, event.sender):
+                event.recipient = asker
                 event.answers = True
-            if event.sender is None and pending.sender is not None:
+            if event.sender is None and pending.sender is not None and pending.kind == "request":
                 event.sender = pending.sender
             if not event.information:
                 event.information = list(pending.information)
             if event.owner is None:
                 event.owner = pending.owner
-            pending.answered = pending.answered or _same(event.recipient, pending.recipient)
+            pending.answered = pending.answered or (
+                pending.kind == "request" and _same(event.recipient, pending.recipient)
+            )
     return events
 
 

@@ -481,6 +481,20 @@ READINGS = [
         "permit",
         ("workplace_surveillance", True),
     ),
+    # the caller who asked receives the answer
+    (
+        "A landlord called our clinic asking whether his tenant Dana Roe has been treated for "
+        "depression. Can we tell him?",
+        "prohibit",
+        ("sender_covered", True),
+    ),
+    # "read" with no one told is a use, here for training (health care operations)
+    (
+        "May supervised pharmacy students on our ward read their assigned patients' charts as "
+        "part of their clinical rotation?",
+        "permit",
+        ("for_operations", True),
+    ),
     # a party the narrative denies is no antecedent
     (
         "PeriodPal is a cycle-tracking app people download on their own. No doctor or insurer "
@@ -503,6 +517,8 @@ def test_readings(
     checklists = [decide(catalogue, f) for f in reader.read(narrative)]
     best = combine(checklists)
     assert (best.label if best else "not_applicable") == label
+    if label == "prohibit" and "landlord" in narrative:
+        assert best is not None and "recipient" in best.flow.spans  # the caller is told
     if fact is not None:
         assert best is not None
         assert best.flow.fact(fact[0]).value is fact[1]
