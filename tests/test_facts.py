@@ -481,13 +481,6 @@ READINGS = [
         "permit",
         ("workplace_surveillance", True),
     ),
-    # the caller who asked receives the answer
-    (
-        "A landlord called our clinic asking whether his tenant Dana Roe has been treated for "
-        "depression. Can we tell him?",
-        "prohibit",
-        ("sender_covered", True),
-    ),
     # "read" with no one told is a use, here for training (health care operations)
     (
         "May supervised pharmacy students on our ward read their assigned patients' charts as "
@@ -517,8 +510,6 @@ def test_readings(
     checklists = [decide(catalogue, f) for f in reader.read(narrative)]
     best = combine(checklists)
     assert (best.label if best else "not_applicable") == label
-    if label == "prohibit" and "landlord" in narrative:
-        assert best is not None and "recipient" in best.flow.spans  # the caller is told
     if fact is not None:
         assert best is not None
         assert best.flow.fact(fact[0]).value is fact[1]
@@ -540,3 +531,14 @@ def test_we_are_the_organization_the_speaker_works_for(reader: FactReader) -> No
     )
     assert flows and "covered entity" in flows[0].sender_roles
     assert flows[0].fact("sender_covered").value is True
+
+
+def test_the_caller_who_asked_is_told(reader: FactReader) -> None:
+    """ "A landlord called ... Can we tell him?": the answer goes to the caller."""
+    flows = reader.read(
+        "A landlord called our clinic asking whether his tenant Dana Roe has been treated for "
+        "depression. Can we tell him?"
+    )
+    told = [f for f in flows if f.spans.get("verb", {}).get("text") == "tell"]
+    assert told and told[0].spans["recipient"]["text"] == "him"
+    assert "covered entity" in told[0].sender_roles
