@@ -374,6 +374,19 @@ def _triggered(check: NormCheck) -> bool:
     return bool(triggers) and stated and all(groups.values()) and not lifted
 
 
+def _lifted(check: NormCheck) -> bool:
+    """A prohibition whose triggers are stated true and that an exception stated true lifts:
+    the exception is itself a permission ("except ... to defend itself in a legal action",
+    "except a face-to-face communication")."""
+    exceptions = [c for c in check.conditions if c.condition.mode == "exception"]
+    lifted = any(c.fact.value is True for c in exceptions)
+    return lifted and _triggered(
+        replace(
+            check, conditions=tuple(c for c in check.conditions if c.condition.mode != "exception")
+        )
+    )
+
+
 # --------------------------------------------------------------------------- decide
 
 
@@ -442,6 +455,7 @@ def decide(
             rule=rule,
         )
     prohibitions = []
+    lifted: list[NormCheck] = []
     for reading in catalogue.prohibitions():
         if reading.node == DEFAULT_PROHIBITION:
             continue
@@ -452,6 +466,8 @@ def decide(
         check = check_norm(reading, flow, UnknownRule.STRICT, frozenset(), "")
         if _triggered(check):
             prohibitions.append(check)
+        elif _lifted(check):
+            lifted.append(check)
     checks = sorted(
         set_aside_general(
             [check_norm(r, flow, rule, presumed, fits) for r, fits in candidates(catalogue, flow)],
@@ -502,6 +518,28 @@ def decide(
             turns,
             rule,
             decided=True,
+        )
+    if lifted:
+        # the flow is of the kind a prohibition names, and an exception the case states
+        # lifts it: that exception permits it (164.508(a)(2)(i), 164.508(a)(3)(i) ...)
+        best_lift = lifted[0]
+        held = [
+            catalogue.kinds[c.condition.kind].label
+            for c in best_lift.conditions
+            if c.condition.mode == "exception"
+            and c.fact.value is True
+            and c.condition.kind in catalogue.kinds
+        ]
+        return Checklist(
+            flow,
+            where,
+            (),
+            tuple(checks),
+            "permit",
+            tuple(dict.fromkeys(c.reading.node for c in lifted))[:3],
+            f"Permitted under the exception of {best_lift.reading.node} "
+            f"({', '.join(dict.fromkeys(held))}): {best_lift.reading.summary}",
+            rule=rule,
         )
     turns = tuple(_turns_for(checks, catalogue))
     if not checks:

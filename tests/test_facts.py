@@ -488,6 +488,20 @@ READINGS = [
         "permit",
         ("for_operations", True),
     ),
+    # a prohibition lifted by an exception the case states is permitted by that exception
+    (
+        "A psychologist gave her psychotherapy notes on a former client to the lawyer defending "
+        "her in the malpractice suit the client brought against her.",
+        "permit",
+        ("psychotherapy_notes", True),
+    ),
+    # an incidental disclosure is a by-product, stated as such
+    (
+        "At the pharmacy counter a customer waiting behind the privacy line overheard the "
+        "technician confirm Mr. Diaz's birth date before she handed over his bag.",
+        "permit",
+        ("incidental", True),
+    ),
     # a party the narrative denies is no antecedent
     (
         "PeriodPal is a cycle-tracking app people download on their own. No doctor or insurer "
@@ -542,3 +556,30 @@ def test_the_caller_who_asked_is_told(reader: FactReader) -> None:
     told = [f for f in flows if f.spans.get("verb", {}).get("text") == "tell"]
     assert told and told[0].spans["recipient"]["text"] == "him"
     assert "covered entity" in told[0].sender_roles
+
+
+def test_an_exception_that_lifts_a_prohibition_is_what_permits(
+    reader: FactReader, kb: kbmod.KnowledgeBase
+) -> None:
+    catalogue = load_catalogue(kb.tree)
+    best = combine(
+        [
+            decide(catalogue, f)
+            for f in reader.read(
+                "A psychologist gave her psychotherapy notes on a former client to the lawyer "
+                "defending her in the malpractice suit the client brought against her."
+            )
+        ]
+    )
+    assert best is not None and best.label == "permit"
+    assert best.rests_on[0] == "164.508(a)(2)"
+    assert "exception" in best.explanation
+
+
+def test_a_purpose_does_not_make_a_disclosure_incidental(kb: kbmod.KnowledgeBase) -> None:
+    """164.502(a)(1)(iii) asks whether the disclosure was incidental (a by-product), not
+    whether its purpose was treatment."""
+    catalogue = load_catalogue(kb.tree)
+    incidental = catalogue.readings["164.502(a)(1)(iii)"]
+    assert "incidental" in {c.kind for c in incidental.conditions}
+    assert "otherwise_permitted" not in {c.kind for c in incidental.conditions}
