@@ -188,6 +188,7 @@ class FactCues:
     collective: frozenset[str] = frozenset()
     modals: frozenset[str] = frozenset()
     permissions: frozenset[str] = frozenset()
+    intentions: frozenset[str] = frozenset()
     health_words: frozenset[str] = frozenset()
     parents: frozenset[str] = frozenset()
     workforce_words: frozenset[str] = frozenset()
@@ -245,6 +246,7 @@ class FactCues:
             collective=frozenset(words["collective"]),
             modals=frozenset(words["modals"]),
             permissions=frozenset(words["permissions"]),
+            intentions=frozenset(words.get("intentions", ())),
             health_words=frozenset(words["health"]),
             parents=frozenset(words["parents"]),
             workforce_words=frozenset(words["workforce_words"]),
@@ -323,6 +325,7 @@ class Event:
     negated: bool = False
     answered: bool = False
     answers: bool = False  # its recipient came from a request it answers
+    intended: bool = False  # meant, not yet made ("wants to send")
     near: tuple[int, int] = (0, 0)  # its sentence and the one before, where its words may be
     index: int = -1
 
@@ -1179,6 +1182,16 @@ class _Parsed:
         subject = self._subject(verb)
         return modal is not None and (subject is None or modal.i < subject.i)
 
+    def _intended(self, verb: Any) -> bool:
+        """ "The study team wants to send ...", "plans to post ...": a flow someone means to
+        make, read as the flow an analyst asks about when the case tells of no flow made."""
+        head = verb
+        while head.dep_ in ("xcomp", "ccomp") and head.head.i != head.i:
+            head = head.head
+            if head.lemma_.lower() in self.cues.intentions:
+                return True
+        return False
+
     def _permitted_by(self, verb: Any) -> bool:
         """ "a statute allows doctors to report": the verb is what a permission word allows."""
         head = verb
@@ -1220,6 +1233,7 @@ class _Parsed:
             tokens=_own_tokens(verb),
             negated=self._negated_verb(verb) or self._hypothetical(verb),
             index=verb.i,
+            intended=self._intended(verb),
         )
         if kind == "receive" and self._paid(verb):
             kind = event.kind = "sale"
@@ -1547,6 +1561,8 @@ class _Parsed:
         for index, party in self.mentions:
             if index >= event.index or party.person or party.referent is not None:
                 continue
+            if self._denied(index):
+                continue  # "There's no court order ... Records wants to mail it"
             if party.ident == event.sender.ident or (
                 party.roles and party.roles == event.sender.roles and _covered(party)
             ):
@@ -2342,6 +2358,8 @@ def _select(events: list[Event]) -> list[Event]:
         if _same(event.sender, event.recipient) and event.kind != "use":
             continue
         kept.append(event)
+    if any(not e.intended for e in kept):
+        kept = [e for e in kept if not e.intended]  # a flow made outweighs one only meant
     if any(e.recipient is not None for e in kept):
         kept = [e for e in kept if e.recipient is not None]
     if any(e.sender is not None for e in kept):
