@@ -732,11 +732,15 @@ def half_read(checklist: Checklist) -> bool:
 def combine(checklists: Sequence[Checklist]) -> Checklist | None:
     """The case's checklist: a prohibited flow decides it, then a permitted one, then a not
     covered one; a flow that is permitted or prohibited on a full reading outweighs one
-    prohibited by default on a half reading (:func:`half_read`). None when the case has no
-    flow."""
+    prohibited by default on a half reading (:func:`half_read`), and the flow a question asks
+    about ("... Can we send it to her?") outweighs the story around it. None when the case has
+    no flow."""
     full = [c for c in checklists if not half_read(c)]
     if not any(c.label in ("prohibit", "permit") for c in full):
         full = list(checklists)
+    asked = [c for c in full if c.flow.spans.get("verb", {}).get("question")]
+    if asked:
+        full = asked  # "... Can we send it to her?": the question names the flow to judge
     for label in ("prohibit", "permit", "not_applicable"):
         for checklist in full:
             if checklist.label == label:

@@ -326,6 +326,7 @@ class Event:
     answered: bool = False
     answers: bool = False  # its recipient came from a request it answers
     intended: bool = False  # meant, not yet made ("wants to send")
+    question: bool = False  # the flow a question asks about ("Can we send it to her?")
     near: tuple[int, int] = (0, 0)  # its sentence and the one before, where its words may be
     index: int = -1
 
@@ -836,6 +837,8 @@ class _Parsed:
                 continue
             if self._denied(index):
                 continue  # "No doctor or insurer is involved. It shares ...": not the insurer
+            if gender in ("f", "m") and party.text.lower() in ("they", "them", "their"):
+                continue  # a plural pronoun's reading says nothing of a singular one's
             done.add(party.ident)
             if gender == "n":  # "its": an organization, the subject of its clause first
                 if party.person or (own_subject is not None and party.ident == own_subject.ident):
@@ -1234,6 +1237,7 @@ class _Parsed:
             negated=self._negated_verb(verb) or self._hypothetical(verb),
             index=verb.i,
             intended=self._intended(verb),
+            question=verb.sent.text.rstrip().endswith("?"),
         )
         if kind == "receive" and self._paid(verb):
             kind = event.kind = "sale"
@@ -2403,6 +2407,8 @@ def _flow_facts(
     types = _information_types(facts, information, sender)
     recipient_roles = _recipient_roles(reader, facts, sender, recipient, owner, individual)
     spans: dict[str, Any] = {"verb": {"text": event.verb, "start": event.start, "end": event.end}}
+    if event.question and event.kind in ("disclose", "contact", "use"):
+        spans["verb"]["question"] = True
     if sender is not None:
         spans["sender"] = sender.to_json()
     if recipient is not None:

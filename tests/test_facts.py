@@ -583,3 +583,15 @@ def test_a_purpose_does_not_make_a_disclosure_incidental(kb: kbmod.KnowledgeBase
     incidental = catalogue.readings["164.502(a)(1)(iii)"]
     assert "incidental" in {c.kind for c in incidental.conditions}
     assert "otherwise_permitted" not in {c.kind for c in incidental.conditions}
+
+
+def test_the_question_names_the_flow_and_its_pronouns_resolve(reader: FactReader) -> None:
+    """ "Her mother now wants the results. Can we give them to her?": "them" are the results,
+    "her" is the mother (not the patient), and the question's flow is marked as such."""
+    flows = reader.read(
+        "Mia, 15, was treated at our clinic for acne. Her mother now wants the results. "
+        "Can we give them to her?"
+    )
+    asked = [f for f in flows if f.spans["verb"].get("question")]
+    assert len(asked) == 1
+    assert "family member" in asked[0].recipient_roles
