@@ -421,11 +421,25 @@ def applicability(flow: FlowFacts) -> Applicability:
     )
 
 
+#: the kinds of covered entity; a sender read only as "a covered entity" (a front desk, staff
+#: of an organization the case does not name) may be any of them
+COVERED_KINDS = frozenset({"health care provider", "health plan", "health care clearinghouse"})
+
+
+def sender_roles_for_permissions(roles: frozenset[str]) -> frozenset[str]:
+    """A sender read as a covered entity of no known kind fits a permission of any kind (the
+    case does not say which it is); prohibitions keep the roles as read."""
+    if "covered entity" in roles and not roles & COVERED_KINDS:
+        return roles | COVERED_KINDS
+    return roles
+
+
 def candidates(catalogue: Catalogue, flow: FlowFacts) -> list[tuple[Reading, str]]:
     """The permissions whose sender and recipient roles and information fit the flow."""
     out: list[tuple[Reading, str]] = []
+    senders = sender_roles_for_permissions(flow.sender_roles)
     for reading in catalogue.permissions():
-        sender = roles_fit(reading.sender_roles, flow.sender_roles) if flow.sender_roles else ANY
+        sender = roles_fit(reading.sender_roles, senders) if flow.sender_roles else ANY
         recipient = roles_fit(reading.recipient_roles, flow.recipient_roles or frozenset())
         if sender is None or recipient is None or not information_fits(reading, flow.information):
             continue

@@ -384,6 +384,8 @@ FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 #: my boss ...").
 SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 SPEAKERS = frozenset({"we", "us", "our", "ourselves", "ours"})
+#: particles by which reading is telling ("read off two names", "read out her results")
+ALOUD = frozenset({"off", "out", "aloud", "back"})
 #: contact verbs by which an outside party asks for what a later disclosure answers
 CALLS = frozenset({"call", "phone", "contact", "ring", "email", "text", "write"})
 SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
@@ -1308,6 +1310,7 @@ class _Parsed:
             and lemma in self.cues.verbs.get("read_or_use", frozenset())
             and not recipients
             and not passive
+            and not any(c.dep_ in ("prt", "advmod") and c.lower_ in ALOUD for c in verb.children)
         ):
             kind = event.kind = "use"  # "read their patients' charts": no one is told
         owner: Party | None = None
@@ -1348,6 +1351,16 @@ class _Parsed:
         clause = self._clause_information(verb) if kind != "request" or asked else []
         if clause:
             info += clause
+        if kind == "request" and not info:
+            # "asked the desk whether Priya Nair is a patient here and how she's doing"
+            for clause in self._objects(verb, ("ccomp",)):
+                for tok in clause.subtree:
+                    party = self.party(tok) if tok.pos_ == "PROPN" else None
+                    if party is not None and party.person:
+                        info.append((IDENTIFIER, tok.idx, tok.idx + len(tok.text), tok.text))
+                        owner = owner or party
+                    elif tok.pos_ == "NOUN" and self.party(tok) is None:
+                        info += self.reader.information_of(self.doc, tok, shallow=True)
         if kind == "request" and not info:
             for obj in self._pobjs(verb, ("for", "about")):
                 party = self.party(obj)

@@ -502,6 +502,20 @@ READINGS = [
         "permit",
         ("incidental", True),
     ),
+    # a front desk is a covered entity of no known kind: the directory permission fits it; the
+    # caller who asked by name is told; a patient who opted out of the directory objected
+    (
+        "A caller asked our front desk whether Anna Berg is a patient here and how she is doing. "
+        "The clerk said she is in room 4 and in fair condition.",
+        "permit",
+        ("facility_directory", True),
+    ),
+    (
+        "On admission Mr. Lowe asked to be left out of the hospital directory. That evening a "
+        "caller asked for him by name and the clerk said he was in room 9.",
+        "prohibit",
+        ("agreement_or_no_objection", False),
+    ),
     # a party the narrative denies is no antecedent
     (
         "PeriodPal is a cycle-tracking app people download on their own. No doctor or insurer "
