@@ -414,6 +414,18 @@ def applicability(flow: FlowFacts) -> Applicability:
         if fact.value is False and fact.key in reasons:
             why = f' ("{fact.evidence}")' if fact.evidence else ""
             return Applicability(False, f"{reasons[fact.key]}{why}", (fact,))
+    deidentified = flow.fact("de_identified")
+    if deidentified.value is True and "business associate" not in flow.recipient_roles:
+        # 164.502(d)(2): "The requirements of this subpart do not apply to information that
+        # has been de-identified"; giving a business associate the records to de-identify
+        # (164.502(d)(1)) is a use of protected health information, and covered
+        why = f' ("{deidentified.evidence}")' if deidentified.evidence else ""
+        return Applicability(
+            False,
+            "the information is de-identified, and the requirements of the Privacy Rule do not "
+            f"apply to it (164.502(d)(2)){why}",
+            (deidentified,),
+        )
     return Applicability(
         True,
         "a covered party uses or discloses protected health information",

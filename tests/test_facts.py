@@ -516,6 +516,13 @@ READINGS = [
         "prohibit",
         ("agreement_or_no_objection", False),
     ),
+    # de-identified information is outside the rule (164.502(d)(2)), whoever releases it
+    (
+        "Lakeview Hospital removed all the safe-harbor identifiers from a table of its flu "
+        "admissions and gave it to a county newspaper.",
+        "not_applicable",
+        ("de_identified", True),
+    ),
     # a party the narrative denies is no antecedent
     (
         "PeriodPal is a cycle-tracking app people download on their own. No doctor or insurer "
