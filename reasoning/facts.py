@@ -384,6 +384,8 @@ FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
 #: my boss ...").
 SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
 SPEAKERS = frozenset({"we", "us", "our", "ourselves", "ours"})
+#: verbs by which the speaker says the organization is theirs ("I own a CrossFit gym")
+OWN_VERBS = frozenset({"own", "run", "manage", "operate"})
 #: particles by which reading is telling ("read off two names", "read out her results")
 ALOUD = frozenset({"off", "out", "aloud", "back"})
 #: contact verbs by which an outside party asks for what a later disclosure answers
@@ -453,6 +455,7 @@ class _Parsed:
             if main is not None:
                 party.roles = party.roles | main.roles | frozenset({"workforce"})
                 party.evidence = f"{party.text}, staff of {main.text} ({main.role})"
+                party.org = party.org or (main.referent or main).ident
             elif self.health and len(self.sents) <= LONG_TEXT:
                 party.roles = party.roles | frozenset({"workforce", "covered entity"})
                 party.evidence = f"{party.text}, staff where health care is given"
@@ -944,8 +947,12 @@ class _Parsed:
                         party = self.party(attr)
                         if party is not None and (party.roles or party.staff):
                             return party
-            if verb.lemma_ in self.cues.work_verbs:  # "I work at a pharmacy", "I work in billing"
-                for where in self._pobjs(verb, ("at", "for", "in")):
+            if verb.lemma_ in self.cues.work_verbs or verb.lemma_ in OWN_VERBS:
+                # "I work at a pharmacy", "I work in billing", "I own a CrossFit gym"
+                places = self._pobjs(verb, ("at", "for", "in"))
+                if verb.lemma_ in OWN_VERBS:
+                    places = self._objects(verb, ("dobj",))
+                for where in places:
                     party = self.party(where)
                     if party is not None and not party.person:
                         staff = self._copy(tok, party)
@@ -954,6 +961,8 @@ class _Parsed:
                             frozenset({"workforce"}) if party.roles else frozenset()
                         )
                         staff.role = party.role
+                        staff.covered = party.covered
+                        staff.org = (party.referent or party).ident
                         staff.ident = f"speaker@{tok.i}"
                         staff.evidence = f"{tok.text} = staff of {party.text}"
                         return staff
@@ -1439,7 +1448,7 @@ class _Parsed:
                     if not _same(self.party(r), event.sender)
                 )
         if event.sender is None and kind in ("disclose", "contact"):
-            event.sender = self._salient_sender(verb)
+            event.sender = self._salient_sender(verb, exclude=event.recipient)
         event.owner = owner
         return event
 
@@ -1559,7 +1568,7 @@ class _Parsed:
         best = None
         for person in (False, True):  # an organization first, else a person who acts for one
             for index, party in self.mentions:
-                if party is exclude or party.person != person or not _covered(party):
+                if party.person != person or not _covered(party) or _same(party, exclude):
                     continue
                 if self._denied(index):
                     continue
@@ -1816,6 +1825,8 @@ class FactReader:
     ) -> list[tuple[str, int, int, str]]:
         """The HIPAA information type a noun phrase names, with its span ([] when none)."""
         left = head.left_edge.i
+        while left > 0 and not doc[left - 1].whitespace_ and doc[left - 1].text not in ("'s", "’s"):
+            left -= 1  # "x-rays", split by the tokenizer into "x", "-", "rays"
         right = head.i
         if not shallow:
             for child in head.rights:
@@ -2623,7 +2634,8 @@ def _own_side(sender: Party, recipient: Party) -> bool:
     recipient: "the spokesman confirmed ... to Metro General")."""
     if _same(sender, recipient):
         return True
-    return "workforce" in sender.roles and not recipient.person and recipient.roles <= sender.roles
+    own = (recipient.referent or recipient).ident
+    return bool(sender.org) and sender.org in (own, recipient.org)
 
 
 def _covered(party: Party) -> bool:
