@@ -185,6 +185,12 @@ class Blend:
         self.intercept = np.asarray(model["intercept"], dtype=float)
         self.mean = np.asarray(model["mean"], dtype=float)
         self.scale = np.asarray(model["scale"], dtype=float)
+        numbers = (self.coef, self.intercept, self.mean, self.scale)
+        if not all(np.isfinite(a).all() for a in numbers) or (self.scale <= 0).any():
+            raise BlendModelError(
+                f"{self.path}: holds weights that are not finite or a zero spread; train it "
+                f"again with {TRAIN_COMMAND}"
+            )
         self.labels: list[str] = list(model["labels"])
         self.embed = bool(model.get("embed", False))
         self._features: Features | None = None
@@ -363,8 +369,10 @@ def train(
         "labels": [str(label) for label in model.classes_],
         "coef": np.round(model.coef_, 6).tolist(),
         "intercept": np.round(model.intercept_, 6).tolist(),
-        "mean": np.round(mean, 6).tolist(),
-        "scale": np.round(scale, 6).tolist(),
+        # full precision: an embedding dimension's spread can be under 1e-6, and rounding it
+        # to 0 would divide by zero when the model is applied
+        "mean": mean.tolist(),
+        "scale": scale.tolist(),
         "params": params,
         "long_chars": LONG_CHARS,
         "checklist_settings": settings,

@@ -83,6 +83,7 @@ def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
     blend = verdict.checklist["blend"]
     assert blend["long"] is True and blend["label"] == verdict.label.value
     assert set(blend["probabilities"]) == {"permit", "prohibit", "not_applicable"}
+    assert abs(sum(blend["probabilities"].values()) - 1.0) < 1e-3  # finite, a distribution
     assert verdict.probabilities == blend["probabilities"]
     assert "the checklist alone reads" in verdict.reasoning[0]
     assert blend["embedding"] is True and "sentence embedding" in verdict.reasoning[0]
@@ -118,6 +119,11 @@ def test_a_missing_or_mismatched_model_is_one_clear_error(kb, tmp_path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(BlendModelError, match="other features"):
+        Blend(kb, bad)
+    data = model()
+    data["scale"][0] = 0.0  # a spread rounded away: applying it would divide by zero
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BlendModelError, match="zero spread"):
         Blend(kb, bad)
 
 
