@@ -1199,19 +1199,20 @@ class _Parsed:
     def _intended(self, verb: Any) -> bool:
         """ "The study team wants to send ...", "plans to post ...": a flow someone means to
         make, read as the flow an analyst asks about when the case tells of no flow made."""
-        head = verb
-        while head.dep_ in ("xcomp", "ccomp") and head.head.i != head.i:
-            head = head.head
-            if head.lemma_.lower() in self.cues.intentions:
-                return True
-        return False
+        return self._governed_by(verb, self.cues.intentions)
 
     def _permitted_by(self, verb: Any) -> bool:
         """ "a statute allows doctors to report": the verb is what a permission word allows."""
+        return self._governed_by(verb, self.cues.permissions)
+
+    @staticmethod
+    def _governed_by(verb: Any, lemmas: frozenset[str]) -> bool:
+        """Whether a verb the clause chain above ``verb`` climbs to (through xcomp and ccomp)
+        is one of ``lemmas``."""
         head = verb
         while head.dep_ in ("xcomp", "ccomp") and head.head.i != head.i:
             head = head.head
-            if head.lemma_.lower() in self.cues.permissions:
+            if head.lemma_.lower() in lemmas:
                 return True
         return False
 
