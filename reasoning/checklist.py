@@ -359,10 +359,9 @@ def check_norm(
     return NormCheck(reading, status, checks, fits)
 
 
-def _triggered(check: NormCheck) -> bool:
-    """A prohibition applies when its triggers are stated true and no exception is."""
+def _triggers_hold(check: NormCheck) -> bool:
+    """A prohibition's triggers are all stated true (each required one, one of every group)."""
     triggers = [c for c in check.conditions if c.condition.mode != "exception"]
-    exceptions = [c for c in check.conditions if c.condition.mode == "exception"]
     stated = all(c.fact.value is True for c in triggers if c.condition.mode == "required")
     groups: dict[str, bool] = {}
     for c in triggers:
@@ -370,21 +369,24 @@ def _triggered(check: NormCheck) -> bool:
             groups[c.condition.group] = groups.get(c.condition.group, False) or (
                 c.fact.value is True
             )
-    lifted = any(c.fact.value is True for c in exceptions)
-    return bool(triggers) and stated and all(groups.values()) and not lifted
+    return bool(triggers) and stated and all(groups.values())
+
+
+def _excepted(check: NormCheck) -> bool:
+    """An exception of the norm is stated true."""
+    return any(c.fact.value is True for c in check.conditions if c.condition.mode == "exception")
+
+
+def _triggered(check: NormCheck) -> bool:
+    """A prohibition applies when its triggers are stated true and no exception is."""
+    return _triggers_hold(check) and not _excepted(check)
 
 
 def _lifted(check: NormCheck) -> bool:
     """A prohibition whose triggers are stated true and that an exception stated true lifts:
     the exception is itself a permission ("except ... to defend itself in a legal action",
     "except a face-to-face communication")."""
-    exceptions = [c for c in check.conditions if c.condition.mode == "exception"]
-    lifted = any(c.fact.value is True for c in exceptions)
-    return lifted and _triggered(
-        replace(
-            check, conditions=tuple(c for c in check.conditions if c.condition.mode != "exception")
-        )
-    )
+    return _triggers_hold(check) and _excepted(check)
 
 
 # --------------------------------------------------------------------------- decide
