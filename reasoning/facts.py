@@ -189,6 +189,9 @@ class FactCues:
     modals: frozenset[str] = frozenset()
     permissions: frozenset[str] = frozenset()
     intentions: frozenset[str] = frozenset()
+    needs: frozenset[str] = frozenset()
+    demands: frozenset[str] = frozenset()
+    personal: frozenset[str] = frozenset()
     health_words: frozenset[str] = frozenset()
     parents: frozenset[str] = frozenset()
     workforce_words: frozenset[str] = frozenset()
@@ -203,6 +206,7 @@ class FactCues:
         # the patterns that share a key, a value and their conditions, each matched alone (one
         # alternation would let a longer pattern hide a shorter one where both match)
         grouped: dict[tuple[Any, ...], list[str]] = {}
+        own = frozenset(data.get("flow_facts", {}).get("keys", ()))
         for key, entry in data["facts"].items():
             for polarity, value in (("true", True), ("false", False)):
                 for item in entry.get(polarity, []):
@@ -213,7 +217,7 @@ class FactCues:
                         frozenset(spec.get("sender", ())),
                         frozenset(spec.get("recipient", ())),
                         frozenset(spec.get("not_recipient", ())),
-                        bool(spec.get("flow", False)),
+                        bool(spec.get("flow", False)) or key in own,
                         int(spec.get("years", 0)),
                         str(spec.get("about", "")),
                     )
@@ -247,6 +251,9 @@ class FactCues:
             modals=frozenset(words["modals"]),
             permissions=frozenset(words["permissions"]),
             intentions=frozenset(words.get("intentions", ())),
+            needs=frozenset(words.get("needs", ())),
+            demands=frozenset(words.get("demands", ())),
+            personal=frozenset(words.get("personal", ())),
             health_words=frozenset(words["health"]),
             parents=frozenset(words["parents"]),
             workforce_words=frozenset(words["workforce_words"]),
@@ -329,6 +336,8 @@ class Event:
     question: bool = False  # the flow a question asks about ("Can we send it to her?")
     near: tuple[int, int] = (0, 0)  # its sentence and the one before, where its words may be
     index: int = -1
+    purpose: bool = False  # its clause states why ("... to a friend to get career advice")
+    case: bool = False  # read from the whole case, no clause of it (:meth:`_Parsed.case_event`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -635,6 +644,8 @@ class _Parsed:
                 ):  # "Dr. Kim's office", "the doctor's nurse"; not "her friends"
                     self._affiliate(party, owner)
             elif child.dep_ == "prep" and child.lower_ in ("at", "from", "of", "for", "with", "in"):
+                if lemma_kin(self.cues, tok) or lemma in self.cues.personal:
+                    continue  # "a friend at another hospital" is a friend, not its staff
                 for obj in child.children:
                     if obj.dep_ == "pobj":
                         where = self.party(obj)
@@ -1151,6 +1162,8 @@ class _Parsed:
         for child in verb.children:
             if child.dep_ == "neg":
                 return True
+            if child.lower_ == "no" and child.i == verb.i + 1 and child.dep_ != "det":
+                return True  # "we said no": a refusal
             if child.dep_ in ("dobj", "nsubj", "nsubjpass") and (
                 child.lower_ in self.cues.negative_pronouns
                 or any(g.dep_ == "det" and g.lower_ == "no" for g in child.children)
@@ -1251,12 +1264,21 @@ class _Parsed:
             intended=self._intended(verb),
             question=verb.sent.text.rstrip().endswith("?"),
         )
+        event.purpose = any(
+            c.dep_ in ("advcl", "xcomp")
+            and c.i > verb.i
+            and any(a.dep_ == "aux" and a.lower_ == "to" for a in c.children)
+            for c in verb.children
+        )
         if kind == "receive" and self._paid(verb):
             kind = event.kind = "sale"
         asked = False
         if kind in ("disclose", "contact") and self._asks(verb):
             kind = event.kind = "request"
             asked = True
+        demand = kind in ("disclose", "contact") and self._demands(verb)
+        if demand:  # "An attorney sent the clinic a subpoena for her records": he asks
+            kind = event.kind = "request"
         passive = self._passive(verb)
         subject = self._subject(verb)
         if subject is not None and subject.lower_ in ("who", "whom", "which", "that", "what"):
@@ -1296,7 +1318,7 @@ class _Parsed:
         if kind == "sale":  # "took $8,000 from a data broker for a spreadsheet of patients"
             recipients += self._pobjs(verb, ("from",))
             info_heads = self._pobjs(verb, ("for",))
-        if kind in ("disclose", "contact"):
+        if kind in ("disclose", "contact") or demand:
             recipients += self._pobjs(verb, ("to", "with"))
             recipients += [
                 r
@@ -1443,9 +1465,13 @@ class _Parsed:
                 event.recipient = self._to_party(verb, event.sender)
             if event.recipient is None and verb.dep_ == "conj":
                 # "sat down with Edith's daughter ... and explained what happened"
+                # "call the prescriber's office and read back the patient's allergies"
+                called = (
+                    self._objects(verb.head, ("dobj",)) if verb.head.lemma_.lower() in CALLS else []
+                )
                 event.recipient = self._first_party(
                     r
-                    for r in self._pobjs(verb.head, ("with", "to"))
+                    for r in [*self._pobjs(verb.head, ("with", "to")), *called]
                     if not _same(self.party(r), event.sender)
                 )
         if event.sender is None and kind in ("disclose", "contact"):
@@ -1473,6 +1499,13 @@ class _Parsed:
                 ):
                     return True
         return False
+
+    def _demands(self, verb: Any) -> bool:
+        """ "sent the clinic a subpoena", "served a warrant on the hospital": what is given is
+        a demand for information (the giver asks), not information."""
+        return any(
+            c.dep_ == "dobj" and c.lemma_.lower() in self.cues.demands for c in verb.children
+        )
 
     def _paid(self, verb: Any) -> bool:
         """ "took $8,000 from ...", "accepted payment from ... for ...": a sale."""
@@ -1608,6 +1641,72 @@ class _Parsed:
                 if best is None or self.doc[index].dep_ in ("nsubj", "nsubjpass"):
                     best = party  # the one who acts ("Detectives arrived"), else the last
         return best
+
+    def case_event(self, events: Sequence[Event]) -> Event | None:
+        """The case read as one flow, when no clause of it yields one (the parse missed the
+        verb's parties: "Lakeside sent a limited data set to ..." with "set" read as a verb; or
+        the flow is only asked for: "The foundation wants the names ... of last year's
+        patients"): the covered party of the narrative (the speakers' organization, else the
+        first covered organization, else a covered person) gives the health information the
+        narrative names to the party that asks for it, else the first party it names who is
+        neither the sender's side nor the patient. None when the narrative names no covered
+        party or no health information."""
+        info = self.health or [i for _, i, _ in self.mentioned if i[0] == RECORD]
+        if not info:
+            return None
+        sender = self.speaker("many") if any(t.lower_ in SPEAKERS for t in self.doc) else None
+        if sender is None or not _covered(sender):
+            covered = [(i, p) for i, p in self.mentions if _covered(p) and not self._denied(i)]
+            sender = next(
+                (p for _, p in covered if not p.person), next((p for _, p in covered), sender)
+            )
+        asking = [e.recipient for e in events if e.kind == "request" and e.recipient]
+        if sender is None and asking and self.health:
+            # "The medical examiner's office wants the ER record of a man ...": asked of
+            # whoever holds it, a covered entity the narrative does not name
+            _, start, end, words = self.health[0]
+            sender = Party(
+                f"(the holder of {words})",
+                start,
+                end,
+                self.reader.ancestors("covered entity"),
+                "covered entity",
+                ident="holder",
+                evidence=f"holds {words}",
+            )
+        if sender is None:
+            return None
+        patient = _patient([e.owner for e in events if e.owner is not None], self)
+        told = [e.recipient for e in events if e.recipient is not None]
+        named = [p for i, p in self.mentions if not self._denied(i)]
+        recipient = None
+        for party in [*asking, *told, *named]:
+            if _own_side(sender, party) or (party.staff and _covered(party)):
+                continue
+            if patient is not None and _same(party, patient):
+                continue
+            if party.role == "individual" or party.ident == "speaker":
+                continue
+            recipient = party
+            break
+        asked = [s for s in self.sents if s.text.rstrip().endswith("?")]
+        root = asked[-1].root if asked else self.sents[0].root
+        event = Event(
+            root.text,
+            root.lemma_.lower(),
+            "disclose",
+            root.idx,
+            root.idx + len(root.text),
+            self.sents.index(root.sent) if root.sent in self.sents else 0,
+            sender=sender,
+            recipient=recipient,
+            owner=patient,
+            information=[info[0]],
+            index=root.i,
+            question=bool(asked),
+            case=True,
+        )
+        return event
 
     def _public(self, verb: Any) -> Party | None:
         """ "posted ... on Instagram", "published online": the public receives."""
@@ -1894,6 +1993,13 @@ class FactReader:
         for event in events:
             event.near = (starts[max(0, min(event.sentence, len(starts) - 1) - 1)], event.end)
         kept = _select(events)
+        if not kept and parsed is not None and not any(e.negated for e in events):
+            # no flow read, and none read as not made ("must report", "did not send")
+            case = parsed.case_event(events)
+            if case is not None:
+                case.near = (0, len(narrative))
+                events.append(case)
+                kept = [case]
         hits = list(self._hits(narrative, parsed, kept))
         return _flows_of(self, events, kept, hits, parsed)
 
@@ -2065,6 +2171,14 @@ class FactReader:
             c.dep_ == "aux" and c.lower_ == "to" for c in anchor.children
         ):
             return False, "unasserted", anchor.i  # "a way to opt out": an option, not an act
+        if (
+            anchor.dep_ in ("dobj", "nsubjpass")
+            and anchor.head.i not in inside
+            and anchor.head.lemma_.lower() in self.cues.needs
+        ):
+            # "Do we need a signed authorization?", "a court order is required": what is
+            # needed is not said to be had
+            return False, "unasserted", anchor.i
         markers: list[str] = []
         for word in span:  # "no clinician was consulted": a negation of the cue's own words
             if word.i != anchor.i:
@@ -2238,20 +2352,31 @@ _RANK_EVENT, _RANK_SENTENCE, _RANK_ROLE, _RANK_BACKGROUND, _RANK_DERIVED = range
 
 class _Facts:
     """The facts of one flow, each kept from the closest words that state it: the flow's own
-    clause, then its sentence and the parties' roles, then the background; among words equally
-    close, a statement that a condition fails wins."""
+    clause, then its sentence and the parties' roles, then the background, and in the
+    background the sentence nearest the flow ("A detective asked with no paperwork ... The next
+    day he came back with a court-ordered warrant ... Can we release it now?"); among words
+    equally close, a statement that a condition fails wins."""
 
     def __init__(self) -> None:
         self.best: dict[str, tuple[int, Fact]] = {}
+        self.distance: dict[str, int] = {}
 
-    def put(self, fact: Fact, rank: int) -> None:
+    def put(self, fact: Fact, rank: int, distance: int = 0) -> None:
         held = self.best.get(fact.key)
+        closer = held is not None and rank == held[0]
         if (
             held is None
             or rank < held[0]
-            or (rank == held[0] and held[1].value is True and fact.value is False)
+            or (closer and distance < self.distance[fact.key])
+            or (
+                closer
+                and distance == self.distance[fact.key]
+                and held[1].value is True
+                and fact.value is False
+            )
         ):
             self.best[fact.key] = (rank, fact)
+            self.distance[fact.key] = distance
 
     def value(self, key: str) -> bool | None:
         held = self.best.get(key)
@@ -2396,7 +2521,9 @@ def _select(events: list[Event]) -> list[Event]:
     if any(e.kind != "use" for e in kept):
         # a use inside the sender's own organization is the background of a disclosure
         kept = [e for e in kept if e.kind != "use" or not _same(e.sender, e.recipient)]
-    kept.sort(key=lambda e: (not e.information, 0))
+    # the flow a question asks about first among those of one sender and recipient ("we said
+    # no ... Can we release the ER record now?"), then those with health information
+    kept.sort(key=lambda e: (not e.question, not e.information))
     seen: set[tuple[str, str]] = set()
     out = []
     for event in kept:
@@ -2434,6 +2561,8 @@ def _flow_facts(
     spans: dict[str, Any] = {"verb": {"text": event.verb, "start": event.start, "end": event.end}}
     if event.question and event.kind in ("disclose", "contact", "use"):
         spans["verb"]["question"] = True
+    if event.case:
+        spans["verb"]["case"] = True  # no clause read: the case as one flow
     if sender is not None:
         spans["sender"] = sender.to_json()
     if recipient is not None:
@@ -2483,6 +2612,11 @@ def _cue_facts(
             rank = _RANK_BACKGROUND  # elsewhere, or another flow's words
         if hit.cue.flow and abs(hit.sentence - event.sentence) > 1:
             continue  # a purpose is stated with its flow, or in the sentence next to it
+        if hit.cue.flow and hit.event not in (-1, number):
+            continue  # "referred her to a sleep clinic ... The clinic then emailed ...": the
+            # purpose of another flow
+        if hit.cue.flow and event.purpose and hit.sentence != event.sentence:
+            continue  # "... emailed it to a friend to get career advice": its own purpose
         if not _fits(hit.cue, sender, recipient, individual):
             continue
         if hit.cue.about == "sender":
@@ -2494,7 +2628,10 @@ def _cue_facts(
             if year is None or reader.year - year <= hit.cue.years:
                 continue
         evidence = hit.text + (f" (negated by: {hit.negation})" if hit.negation else "")
-        facts.put(_fact(hit.cue.key, hit.value, hit.start, hit.end, evidence, source), rank)
+        distance = abs(hit.sentence - event.sentence) if rank == _RANK_BACKGROUND else 0
+        facts.put(
+            _fact(hit.cue.key, hit.value, hit.start, hit.end, evidence, source), rank, distance
+        )
     return facts
 
 
