@@ -399,6 +399,8 @@ OWN_VERBS = frozenset({"own", "run", "manage", "operate"})
 ALOUD = frozenset({"off", "out", "aloud", "back"})
 #: contact verbs by which an outside party asks for what a later disclosure answers
 CALLS = frozenset({"call", "phone", "contact", "ring", "email", "text", "write"})
+#: words that open an indirect question ("told her what surgery she needs")
+WH_WORDS = frozenset({"what", "how", "whether", "which", "when", "where", "why", "who"})
 SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
 
 
@@ -1484,6 +1486,8 @@ class _Parsed:
         instruction or a request, not a disclosure."""
         for child in verb.children:
             if child.dep_ in ("xcomp", "ccomp") and child.i > verb.i:
+                if any(t.lower_ in WH_WORDS and t.i < child.i for t in child.subtree):
+                    continue  # "tell her sister what surgery she needs": what is told
                 lemma = child.lemma_.lower()
                 if child.dep_ == "xcomp" and self.verb_kind(child) in (
                     "disclose",
@@ -1905,6 +1909,16 @@ class FactReader:
                 and not how.startswith("lexicon")
             ):
                 role = ""  # "Vacuum Specialists": a name that ends in a role noun is a name
+            if (
+                role
+                and len(titled) == 1
+                and words[0][:1].isupper()
+                and words[0][1:].islower()
+                and " > " in how
+                and getattr(head, "i", 0) > getattr(getattr(head, "sent", None), "start", 0)
+                and titled[0] not in self.cues.parties
+            ):
+                role = ""  # "Martin" mid-sentence is a name, not a saint's see ("martin > bishop")
             if role or self.party_lexicon(phrase) is not None:
                 return role, how
             for word in titled[:-1]:
@@ -1913,6 +1927,13 @@ class FactReader:
             return "", ""
         role, how = self.resolve_role(phrase)
         words_left = phrase.split()[:-1]
+        units = self.cues.units | {"group", "practice"}
+        if not role and not how and titled and titled[-1] in units:
+            # "the dermatology group", "the prison's health services unit": a unit named by
+            # the care it gives
+            for word in reversed(titled[:-1]):
+                if self.cues.org_words.get(word.removesuffix("'s")):
+                    return self.cues.org_words[word.removesuffix("'s")], f"{word} {titled[-1]}"
         if role == "workforce" and words_left:
             # "an HHS employee" works for HHS; "a hospital employee" for a hospital
             other, why = self.resolve_role(" ".join(words_left))
@@ -2001,7 +2022,7 @@ class FactReader:
                 events.append(case)
                 kept = [case]
         hits = list(self._hits(narrative, parsed, kept))
-        return _flows_of(self, events, kept, hits, parsed)
+        return _flows_of(self, events, kept, hits, parsed, _expired(narrative))
 
     # ----------------------------------------------------------------- events
 
@@ -2167,10 +2188,14 @@ class FactReader:
             return False, "", -1
         inside = {t.i for t in span}
         anchor = span.root
-        if anchor.dep_ in ("relcl", "acl") and any(
-            c.dep_ == "aux" and c.lower_ == "to" for c in anchor.children
+        if (
+            anchor.dep_ in ("relcl", "acl")
+            and any(c.dep_ == "aux" and c.lower_ == "to" for c in anchor.children)
+            and parsed.party(anchor.head) is None
         ):
-            return False, "unasserted", anchor.i  # "a way to opt out": an option, not an act
+            # "a way to opt out": an option, not an act (not "... to the health plan to get
+            # paid", a purpose the parse hung on the party)
+            return False, "unasserted", anchor.i
         if (
             anchor.dep_ in ("dobj", "nsubjpass")
             and anchor.head.i not in inside
@@ -2326,7 +2351,12 @@ def _link_requests(events: list[Event]) -> list[Event]:
             and pending is not None
             and event.index not in pending.tokens
         ):
-            if event.recipient is None and asker is not None and not _same(asker, event.sender):
+            if (
+                event.recipient is None
+                and asker is not None
+                and not _same(asker, event.sender)
+                and not (event.sender is not None and _own_side(event.sender, asker))
+            ):  # (not the pharmacy whose compliance officer answers the subpoena it received)
                 event.recipient = asker
                 event.answers = True
             if event.sender is None and pending.sender is not None and pending.kind == "request":
@@ -2450,6 +2480,7 @@ def _flows_of(
     kept: list[Event],
     hits: list[Hit],
     parsed: _Parsed | None,
+    background: Sequence[Fact] = (),
 ) -> list[FlowFacts]:
     owners = [e.owner for e in events if e.owner is not None]
     patient = _patient(owners, parsed)
@@ -2463,8 +2494,32 @@ def _flows_of(
         if long_text:
             # a long narrative (a court's): a flow's health information is named with it
             narrative_info = [i for i in narrative_info if event.near[0] <= i[1] < event.end]
-        out.append(_flow_facts(reader, event, kept, hits, patient, narrative_info))
+        out.append(_flow_facts(reader, event, kept, hits, patient, narrative_info, background))
     return out
+
+
+#: "an authorization that said it expired December 31, 2023": the year it expires
+EXPIRES = re.compile(
+    r"\bexpir(?:es|ed|ing|ation date(?: of| was| is)?)\s+(?:on\s+)?"
+    r"(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+|\d{1,2}/\d{1,2}/|[A-Z][a-z]+\s+)?((?:19|20)\d\d)\b"
+)
+YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+
+
+def _expired(narrative: str) -> list[Fact]:
+    """An authorization's stated expiry before a later year the narrative names ("... says it
+    expires December 31, 2023. The insurer asked for updated records in March 2024"): not valid
+    (164.508(b)(2)(i))."""
+    found = EXPIRES.search(narrative)
+    if found is None:
+        return []
+    ends = int(found.group(1))
+    later = [m for m in YEAR.finditer(narrative) if m.start() != found.start(1)]
+    after = [m for m in later if int(m.group(1)) > ends]
+    if not after:
+        return []
+    why = f"{found.group(0)}, and the case is in {after[0].group(1)}: the authorization had expired"
+    return [_fact("authorization", False, found.start(), found.end(), why, "parse")]
 
 
 def _patient(owners: list[Party], parsed: _Parsed | None) -> Party | None:
@@ -2495,8 +2550,12 @@ def _select(events: list[Event]) -> list[Event]:
     for number, event in enumerate(events):
         if event.negated or event.answered:
             continue
-        if event.kind == "contact" and not event.information:
-            continue
+        if (
+            event.kind == "contact"
+            and not event.information
+            and not (event.sender is not None and _covered(event.sender) and event.recipient)
+        ):
+            continue  # a call that carries nothing, unless a covered party calls someone
         if event.kind == "request" and any(
             e.kind in ("disclose", "contact", "use")
             and not e.negated
@@ -2545,6 +2604,7 @@ def _flow_facts(
     hits: list[Hit],
     patient: Party | None,
     narrative_info: list[tuple[str, int, int, str]],
+    background: Sequence[Fact] = (),
 ) -> FlowFacts:
     """The facts of one flow: what its words, its sentence and the background state, what
     its parties' roles state, and its applicability."""
@@ -2552,6 +2612,8 @@ def _flow_facts(
     owner = event.owner or patient
     individual = _is_individual(recipient, owner)
     facts = _cue_facts(reader, event, events.index(event), hits, sender, recipient, individual)
+    for fact in background:  # what the whole narrative states ("it expired in 2023 ... 2024")
+        facts.put(fact, _RANK_EVENT)  # (outweighs "an authorization" named with the flow)
     information, other = _flow_information(reader, event, sender, narrative_info, owner)
     _role_facts(facts, sender, recipient, individual, owner, reader.cues.role_facts)
     _applicability(facts, reader, event, sender, owner, information, other)
@@ -2877,6 +2939,13 @@ def _derived(facts: _Facts) -> None:
                 f"{fact.evidence} (a law that requires it authorizes it)",
                 "derived",
             ),
+            _RANK_DERIVED,
+        )
+    objected = facts.best.get("agreement_or_no_objection")
+    if objected is not None and objected[1].value is False and "elected_out" not in facts.best:
+        fact = objected[1]  # "returned the opt-out card": the individual elected out
+        facts.put(
+            _fact("elected_out", True, fact.start, fact.end, fact.evidence, "derived"),
             _RANK_DERIVED,
         )
     excess = facts.best.get("minimum_necessary")

@@ -530,6 +530,75 @@ READINGS = [
         "not_applicable",
         None,
     ),
+    # no clause yields a flow: the case read as one (the holder gives what is asked for)
+    (
+        "The county coroner's office wants the autopsy-related chart of a woman who died in "
+        "our ICU, to settle the cause of death.",
+        "permit",
+        None,
+    ),
+    # what is needed is not had ("Do we need an authorization?")
+    (
+        "Our practice sends patients reminders about their flu shots. Do we need an "
+        "authorization first?",
+        "permit",
+        ("authorization", None),
+    ),
+    # a subpoena handed over is a request: its giver receives what answers it
+    (
+        "A lawyer for the other driver sent Elm Clinic a subpoena for Ray Cole's chart, with no "
+        "notice to Ray and no protective order, and the clinic mailed the chart to the lawyer.",
+        "prohibit",
+        ("subpoena_with_assurances", False),
+    ),
+    # the nearest sentence states the background: a later warrant, not an earlier bare request
+    (
+        "A deputy asked our ER for a patient's chart with no paperwork, and we said no. Two days "
+        "later he came back with a court-ordered warrant for the ER record. Can we release it?",
+        "permit",
+        ("court_order", True),
+    ),
+    # a friend at a hospital is a friend; a flow's own purpose clause is its purpose
+    (
+        "The hospital's billing team reviewed a denied claim. Then one of them emailed the "
+        "patient's chart to a friend at another hospital to ask for job advice.",
+        "prohibit",
+        ("for_payment", None),
+    ),
+    # a call to someone by a covered party carries what the narrative told
+    (
+        "A patient told his therapist he was going to kill his ex-wife tonight. The therapist "
+        "called the police at once to warn them.",
+        "permit",
+        None,
+    ),
+    # a unit named by the care it gives; an authorization past its expiry date
+    (
+        "The orthopedics group released a patient's records to her employer in June 2025 on an "
+        "authorization that expired March 1, 2024.",
+        "prohibit",
+        ("authorization", False),
+    ),
+    # the individual elected out of fundraising: 164.514(f)(2)(iv)
+    (
+        "Ann Reyes returned the opt-out card after the hospital's first fundraising letter. The "
+        "hospital sent her another fundraising appeal in May.",
+        "prohibit",
+        ("elected_out", True),
+    ),
+    # information that is not PHI: student treatment records, a death over fifty years ago
+    (
+        "The health center at Lakeland College, which treats only enrolled students, gave a "
+        "student's counseling notes to the dean.",
+        "not_applicable",
+        ("information_is_phi", False),
+    ),
+    (
+        "The archive at Brook Valley Hospital lent a novelist the chart of a patient who died at "
+        "the hospital in 1952.",
+        "not_applicable",
+        ("information_is_phi", False),
+    ),
 ]
 
 

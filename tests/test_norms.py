@@ -65,12 +65,15 @@ def test_agreement_with_the_dev_file(shipped: KnowledgeBase, shared: Path) -> No
     assert rules["norm_type_accuracy"] >= 0.85
     assert rules["norm_type_macro_f1"] >= 0.75
     assert rules["agreement"]["sender"] >= 0.75
-    # the shipped norms, the curated readings winning: accuracy 0.854 -> 0.843, macro-F1
-    # 0.797 -> 0.778, because the hand reading types three of the file's paragraphs otherwise
-    # than its experts (164.502(g)(2) and (g)(4) permissions, 164.508(a)(4)(i) a prohibition)
+    # the shipped norms, the curated readings winning: accuracy 0.854 -> 0.839, because the
+    # hand reading types four of the file's paragraphs otherwise than its experts
+    # (164.502(g)(2) and (g)(4) permissions, 164.508(a)(4)(i) a prohibition, 164.514(f)(2)(iv)
+    # a prohibition: "A covered entity may not make fundraising communications to an
+    # individual ... where the individual has elected not to receive such communications",
+    # which the file calls a definition)
     result = evaluate_against(shipped.norms, gold, roles, attributes)
     assert result["n"] == 274 and result["missing"] == []
-    assert result["norm_type_accuracy"] >= 0.84
+    assert result["norm_type_accuracy"] >= 0.835
     assert result["norm_type_macro_f1"] >= 0.75
     assert result["agreement"]["sender"] >= 0.75
 
