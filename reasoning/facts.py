@@ -1939,6 +1939,12 @@ class FactReader:
             other, why = self.resolve_role(" ".join(words_left))
             if other and other != "workforce":
                 return other, why
+        if not role and words_left and words_left[0].isupper() and len(words_left[0]) > 1:
+            # "a DEA diversion investigator", "an FBI analyst": a person of the agency the
+            # acronym names
+            other, why = self.resolve_role(words_left[0])
+            if other and other not in ("workforce", "individual"):
+                return other, why
         return role, how
 
     def information_of(
@@ -2787,7 +2793,9 @@ def _is_individual(recipient: Party | None, owner: Party | None) -> bool:
     if recipient is None:
         return False
     if owner is not None and recipient.ident == owner.ident:
-        return True
+        # an organization is no one's patient: "his notes ... to Ridgeway Foundry" read "his"
+        # as the foundry's
+        return recipient.person or recipient.role == "individual"
     return recipient.role == "individual" and not recipient.kin_of and owner is None
 
 

@@ -599,6 +599,28 @@ READINGS = [
         "not_applicable",
         ("information_is_phi", False),
     ),
+    # a person of the agency an acronym names; an order a judge signed
+    (
+        "An FBI investigator asked Pine Hospital for a patient's chart. A federal judge signed an "
+        "order directing the hospital to produce it, and the hospital sent the investigator the "
+        "chart.",
+        "permit",
+        ("court_order", True),
+    ),
+    # evidence of a crime on the premises
+    (
+        "A visitor stole a nurse's purse in our ER waiting room and was treated for a cut hand "
+        "before he left. Can we give the police his name and the treatment note?",
+        "permit",
+        ("criminal_conduct", True),
+    ),
+    # "tell her brother what surgery she needs": what is told, not a request
+    (
+        "When a patient arrives unconscious after a fall, can we tell her brother, who is in the "
+        "waiting room, what surgery she needs?",
+        "permit",
+        ("absent_or_incapacitated_judgment", True),
+    ),
 ]
 
 
