@@ -8,7 +8,8 @@ hit@k: the share of cases with at least one gold regulation in the top k; recall
 share of each case's gold regulations found in the top k; MRR: the mean of 1/rank of the first
 gold regulation (0 when none in the top 10). At paragraph level a retrieved paragraph finds a
 gold one when it is that paragraph or lies under it; at section level, when it is in the same
-section. Cases with no gold regulations are skipped and counted.
+section. Cases with no gold regulations are skipped and counted. The figures are given for all
+the cases and for each slice of them by gold label (``slices``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from privacy_checklist.ingest.cases import Case
+from privacy_checklist.ingest.cases import Case, case_label
 from privacy_checklist.kg.citations import ids_in
 from privacy_checklist.kg.ids import RegId
 
@@ -80,7 +81,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """hit@k, recall@10 and MRR of ``search`` (a case's narrative -> ranked node ids) over the
     cases that have gold regulations, at section and paragraph level."""
-    totals: dict[str, dict[str, float]] = {"section": {}, "paragraph": {}}
+    slices: dict[str, dict[str, dict[str, float]]] = {}
+    counts: dict[str, int] = {}
     n = skipped = 0
     for case in cases:
         gold = gold_ids(case)
@@ -89,16 +91,36 @@ def evaluate(
             continue
         ranked = search(case.text)
         n += 1
-        for level in totals:
-            for key, value in score_case(ranked, gold, level).items():
-                totals[level][key] = totals[level].get(key, 0.0) + value
+        for name in ("all", f"label={label_of(case)}"):
+            counts[name] = counts.get(name, 0) + 1
+            totals = slices.setdefault(name, {"section": {}, "paragraph": {}})
+            for level in totals:
+                for key, value in score_case(ranked, gold, level).items():
+                    totals[level][key] = totals[level].get(key, 0.0) + value
         if progress is not None:
             progress()
+
+    def means(name: str) -> dict[str, dict[str, float]]:
+        totals = slices.get(name, {"section": {}, "paragraph": {}})
+        m = counts.get(name, 0)
+        return {
+            level: {k: round(v / m, 4) if m else 0.0 for k, v in values.items()}
+            for level, values in totals.items()
+        }
+
     return {
         "n": n,
         "skipped": skipped,
-        **{
-            level: {k: round(v / n, 4) if n else 0.0 for k, v in values.items()}
-            for level, values in totals.items()
+        **means("all"),
+        "slices": {
+            name.removeprefix("label="): {"n": counts[name], **means(name)}
+            for name in sorted(slices)
+            if name != "all"
         },
     }
+
+
+def label_of(case: Case) -> str:
+    """The case's gold label as the reasoning reads it ("permit", "prohibit",
+    "not_applicable"), or "unlabelled"."""
+    return case_label(case.label) or "unlabelled"

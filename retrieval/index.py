@@ -31,7 +31,7 @@ from privacy_checklist.retrieval.base import (
 )
 from privacy_checklist.retrieval.bm25 import BM25Retriever
 from privacy_checklist.retrieval.cies import CIESRetriever
-from privacy_checklist.retrieval.hybrid import HybridRetriever
+from privacy_checklist.retrieval.hybrid import Fusion, HybridRetriever, shipped_fusion
 from privacy_checklist.retrieval.rewrite import RewriteRetriever
 
 if TYPE_CHECKING:
@@ -124,18 +124,27 @@ def ci_es(index: RetrievalIndex) -> Retriever:
     )
 
 
-#: The hybrid's legs, chosen on synthetic train cases only (python bench/retrieval.py --child
-#: select); ``embedding`` is left out of an index with ``embeddings`` off.
+#: The hybrid's legs; how each is weighed is chosen on synthetic train cases only (``pcheck
+#: retrieval-tune``, ``retrieval/data/hybrid.json``); ``embedding`` is left out of an index with
+#: ``embeddings`` off.
 HYBRID_LEGS = ("bm25", "bm25-text", "bm25-rewrite", "embedding", "ci-es")
 
 
-def hybrid(legs: Sequence[str] = HYBRID_LEGS) -> RetrieverFactory:
-    """Reciprocal rank fusion of the methods ``legs``, then the supports and exceptions of the
-    top norms."""
+def hybrid(legs: Sequence[str] = HYBRID_LEGS, fusion: Fusion | None = None) -> RetrieverFactory:
+    """Weighted reciprocal rank fusion of the methods ``legs`` (``fusion``: default the one
+    ``pcheck retrieval-tune`` chose, :func:`~privacy_checklist.retrieval.hybrid.shipped_fusion`),
+    then the supports and exceptions of the top norms."""
 
     def build(index: RetrievalIndex) -> Retriever:
-        parts = [index.method(leg) for leg in legs if leg != "embedding" or index.embeddings]
-        return HybridRetriever(parts, index.kb.refs_out, index.norms, index.by_node)
+        chosen = fusion or shipped_fusion()
+        parts = [
+            index.method(leg)
+            for leg in legs
+            if (leg != "embedding" or index.embeddings) and chosen.weight(leg) > 0
+        ]
+        if not parts:  # (an index without embeddings, a fusion that weighs only them)
+            chosen, parts = Fusion(), [index.method("bm25")]
+        return HybridRetriever(parts, index.kb.refs_out, index.norms, index.by_node, fusion=chosen)
 
     return build
 

@@ -61,6 +61,27 @@ def shipped() -> kbmod.KnowledgeBase:
     return kbmod.load()
 
 
+#: a query whose norms every retrieval method should find (164.512(f))
+POLICE_QUERY = (
+    "A police detective investigating a hit-and-run asked the emergency room for the blood "
+    "alcohol test results of the injured driver, who was a suspect; the hospital disclosed them."
+)
+
+
+@pytest.fixture(scope="session")
+def police_query() -> str:
+    return POLICE_QUERY
+
+
+@pytest.fixture(scope="module")
+def bm25_index(shipped: kbmod.KnowledgeBase, tmp_path_factory):
+    """A retrieval index of the shipped knowledge base without embeddings, in a temporary
+    folder."""
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    return RetrievalIndex(shipped, tmp_path_factory.mktemp("index"), embeddings=False)
+
+
 @pytest.fixture(autouse=True)
 def _keep_main_module():
     """Streamlit's AppTest runs its script as ``__main__`` and leaves it there; a later

@@ -208,8 +208,11 @@ def test_cli_search_and_eval(shared: Path, tmp_path: Path, capsys) -> None:
         ]
     )
     result = json.loads(capsys.readouterr().out)
-    assert code == 0 and set(result) == {"n", "skipped", "section", "paragraph"}
+    assert code == 0 and set(result) == {"n", "skipped", "section", "paragraph", "slices"}
     assert set(result["section"]) == {"hit@1", "hit@5", "hit@10", "recall@10", "mrr"}
+    # the slices by gold label count every case once
+    assert sum(part["n"] for part in result["slices"].values()) == result["n"] > 0
+    assert set(result["slices"]) <= {"permit", "prohibit", "not_applicable", "unlabelled"}
 
 
 def test_fast_scores_equal_rank_bm25(index: RetrievalIndex) -> None:

@@ -4,6 +4,7 @@ recall@k and MRR against the gold regulations of court cases)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from functools import partial
 from pathlib import Path
@@ -108,6 +109,84 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
         print(f"{method}: {r['n']} cases ({r['skipped']} without gold regulations skipped)")
         for level in ("section", "paragraph"):
             print(f"  {level:<9} " + "  ".join(f"{k} {v:.3f}" for k, v in r[level].items()))
+        for name, part in r["slices"].items():
+            print(f"  {name} ({part['n']}):")
+            for level in ("section", "paragraph"):
+                figures = "  ".join(f"{k} {v:.3f}" for k, v in part[level].items())
+                print(f"    {level:<9} {figures}")
+    return 0
+
+
+def cmd_tune_retrieval(args: argparse.Namespace) -> int:
+    """``pcheck retrieval-tune``: the hybrid's fusion chosen by cross-validation."""
+    from tqdm import tqdm
+
+    from privacy_checklist.retrieval.evaluate import gold_ids
+    from privacy_checklist.retrieval.hybrid import Fusion
+    from privacy_checklist.retrieval.tuning import (
+        LEGS,
+        TuningError,
+        cross_validate,
+        grid,
+        leg_pools,
+        score_fusions,
+    )
+
+    kb = load_kb(args)
+    cases = [
+        c
+        for c in read_cases(args.cases, command=args.command, limit=args.limit, need_label=False)
+        if gold_ids(c) and c.text.strip()
+    ]
+    if not cases:
+        raise CliError(f"{args.cases}: no case with gold regulations to tune on")
+    index = _index(args, kb)
+    legs = [leg for leg in LEGS if leg != "embedding" or index.embeddings]
+    try:
+        with tqdm(
+            total=len(legs) * len(cases), desc="legs", unit="search", file=sys.stderr, disable=None
+        ) as bar:
+            pools = leg_pools(index, cases, legs, args.cache, bar.update)
+        fusions = grid(legs)
+        with tqdm(
+            total=len(fusions), desc="fusions", unit="fusion", file=sys.stderr, disable=None
+        ) as bar:
+            scored = score_fusions(index, cases, pools, fusions, args.k, bar.update)
+        report = cross_validate(scored, args.folds)
+    except TuningError as exc:
+        raise CliError(str(exc)) from exc
+    alone = Fusion(weights={leg: float(leg == "bm25") for leg in legs}, expand=0)
+    bm25 = next(s for s in scored if s.fusion == alone)
+    rows = range(len(cases))
+    report["bm25_alone"] = {
+        lv: {k: round(v, 4) for k, v in bm25.mean(rows, lv).items()}
+        for lv in ("section", "paragraph")
+    }
+    report["cases"] = str(args.cases)
+    report["legs"] = legs
+    report["grid"] = len(fusions)
+    if args.write:
+        from privacy_checklist.retrieval.tuning import _write_json
+
+        _write_json(args.write, report)
+    if args.json:
+        print_json(report)
+        return 0
+    print(
+        f"{len(cases)} cases, {len(fusions)} fusions, {args.folds}-fold cross-validation "
+        "(each fold measured with the fusion chosen on the others)"
+    )
+    for name, figures in (
+        ("hybrid, leave-out", report["leave_out"]),
+        ("hybrid, chosen on all (in-sample)", report["in_sample"]),
+        ("bm25 alone", report["bm25_alone"]),
+    ):
+        print(f"{name}:")
+        for level in ("section", "paragraph"):
+            print(f"  {level:<9} " + "  ".join(f"{k} {v:.3f}" for k, v in figures[level].items()))
+    print(f"chosen: {json.dumps(report['fusion'])}")
+    if args.write:
+        print(f"wrote {args.write}")
     return 0
 
 
@@ -146,3 +225,24 @@ def register(sub: Any) -> None:
     json_option(p)
     retrieval_options(p)
     p.set_defaults(func=cmd_eval_retrieval, norm_type=None, part=None, section=None)
+
+    p = sub.add_parser(
+        "retrieval-tune",
+        help="choose the hybrid's fusion by cross-validation on cases with gold regulations",
+        description="Search each case once with every leg (bm25, bm25-text, bm25-rewrite, "
+        "embedding, ci-es; cached in --cache so a stopped run resumes), then try every fusion of "
+        "the grid (a weight 0, 1 or 2 per leg, sections first or not, supports added or not) "
+        "through the hybrid's own code. Prints the leave-out estimate (per fold, the fusion best "
+        "on the other folds, measured on the fold), the in-sample figure of the fusion chosen on "
+        "all the cases, and BM25 alone. Tune on synthetic cases only "
+        "(../shared/data/cases/train_generate_cases_hipaa_applicability.csv), never on the real "
+        "ones; --write retrieval/data/hybrid.json ships the choice.",
+    )
+    cases_option(p)
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--cache", type=Path, help="the legs' ranked pools, to resume a stopped run")
+    p.add_argument("--write", type=Path, help="write the report and the chosen fusion here")
+    limit_option(p)
+    json_option(p)
+    retrieval_options(p)
+    p.set_defaults(func=cmd_tune_retrieval)
