@@ -121,6 +121,44 @@ def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) 
     return 0 if not failures else 3
 
 
+def _loso(kb: KnowledgeBase, gold: dict[str, dict[str, Any]], as_json: bool) -> int:
+    """``annotate-eval --loso``: per section of the file, the rules annotator alone and the
+    structure model fitted on the other sections (:mod:`privacy_checklist.kg.structure`)."""
+    from privacy_checklist.kg.norms import PAPER_TYPES, RulesAnnotator
+    from privacy_checklist.kg.structure import figures_of, gold_types, leave_one_section_out
+
+    types = {k: v for k, v in gold_types(gold, PAPER_TYPES).items() if k in kb.tree.nodes}
+    if not types:
+        raise CliError("no paragraph of the file is in the knowledge base's tree")
+    rules = RulesAnnotator(kb.tree)
+    readings = {
+        "rules annotator alone (its cues were written with every section of the file in view: "
+        "in-sample)": figures_of(types, {k: rules.norm_type(k) for k in types}),
+        "structure model, leave-one-section-out": leave_one_section_out(kb.tree, types),
+        "structure model with the rules' reading as features, leave-one-section-out": (
+            leave_one_section_out(kb.tree, types, rules.own)
+        ),
+    }
+    for reading in readings.values():
+        reading.pop("predicted", None)
+    if as_json:
+        print_json(readings)
+        return 0
+    for name, r in readings.items():
+        p = r["pooled"]
+        print(f"{name}:")
+        print(
+            f"  all {p['n']}: accuracy {p['accuracy']:.3f}, macro-F1 {p['macro_f1']:.3f}, "
+            f"prohibit recall {p['prohibit_recall']}"
+        )
+        for section, f in r["sections"].items():
+            print(
+                f"  {section} ({f['n']}): accuracy {f['accuracy']:.3f}, "
+                f"macro-F1 {f['macro_f1']:.3f}"
+            )
+    return 0
+
+
 def cmd_eval_norms(args: argparse.Namespace) -> int:
     """``pcheck annotate-eval``: the current norms (the store's winning) against an expert file."""
     from privacy_checklist.kg.norms import evaluate_against, read_paper_file
@@ -130,6 +168,8 @@ def cmd_eval_norms(args: argparse.Namespace) -> int:
         gold = read_paper_file(Path(args.gold))
     except ValueError as exc:
         raise CliError(str(exc)) from exc
+    if args.loso:
+        return _loso(kb, gold, args.json)
     with open_store(args) as store:
         norms = store.effective(kb.norms)
     result = evaluate_against(
@@ -182,6 +222,13 @@ def register(sub: Any) -> None:
         "measured on resolved graph nodes.",
     )
     p.add_argument("--gold", required=True, metavar="FILE")
+    p.add_argument(
+        "--loso",
+        action="store_true",
+        help="leave-one-section-out instead: per section of the file, the rules annotator alone "
+        "and a structure model (logistic regression over each paragraph's subject, modal, "
+        "negation, restriction words, list place and heading) fitted on the other sections",
+    )
     json_option(p)
     store_option(p, COMPARED_STORE_HELP)
     p.set_defaults(func=cmd_eval_norms)
