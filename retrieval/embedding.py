@@ -77,7 +77,9 @@ class OurEmbeddings:
 
 
 class EmbeddingRetriever:
-    """Cosine similarity of the query and each norm's full specification, in Chroma."""
+    """Cosine similarity of the query and each norm's full specification, stored in Chroma
+    (searched exactly over the stored vectors, so that a search gives the same norms in every
+    process)."""
 
     name = "embedding"
 
@@ -110,11 +112,13 @@ class EmbeddingRetriever:
         self.collection = self.client.get_or_create_collection(
             COLLECTION, embedding_function=self.embed, metadata={"hnsw:space": "cosine"}
         )
+        self._matrix: tuple[list[str], Any] | None = None
         self.updated = self._sync(docs, progress)
 
     def sync(self, docs: Sequence[Document], progress: Any = None) -> int:
         """Follow new documents: embed those whose content changed, delete those gone."""
         self.docs = {d.node: d for d in docs}
+        self._matrix = None
         self.updated = self._sync(docs, progress)
         return self.updated
 
@@ -146,13 +150,35 @@ class EmbeddingRetriever:
                 progress(len(batch))
         return len(todo)
 
+    def _vectors(self) -> tuple[list[str], Any]:
+        """Every stored document's id and embedding (read from Chroma once after each sync)."""
+        if self._matrix is None:
+            import numpy as np
+
+            stored = self.collection.get(include=["embeddings"])
+            ids = [i for i in stored["ids"] if i in self.docs]
+            keep = {i for i in ids}
+            rows = [
+                v for i, v in zip(stored["ids"], stored["embeddings"], strict=True) if i in keep
+            ]
+            self._matrix = (ids, np.asarray(rows, dtype="float32").reshape(len(ids), -1))
+        return self._matrix
+
     def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
+        import numpy as np
+
         text = check_query(query)[:MAX_CHARS]
-        n = min(max(k * 4, 50), max(1, self.collection.count()))
-        result = self.collection.query(query_texts=[text], n_results=n, include=["distances"])
-        scored = [
-            (i, 1.0 - float(d))
-            for i, d in zip(result["ids"][0], result["distances"][0], strict=True)
-            if i in self.docs
-        ]
+        # exact cosine over the vectors Chroma stores: its graph search is approximate, and the
+        # near neighbours it returns vary from one process to the next
+        ids, matrix = self._vectors()
+        if not ids:
+            return []
+        query_vector = np.asarray(self.embed([text])[0], dtype="float32")
+        # the product in torch, on the model's own threads: a BLAS call from numpy leaves its
+        # threads spinning against torch's on two cores, and the next encoding takes twice as long
+        import torch
+
+        similarities = (torch.from_numpy(matrix) @ torch.from_numpy(query_vector)).numpy()
+        # rounded, so that float noise between processes leaves ties to the ids
+        scored = [(i, round(float(s), 4)) for i, s in zip(ids, similarities, strict=True)]
         return top(scored, self.docs, k, filters, self.name)

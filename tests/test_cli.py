@@ -28,6 +28,7 @@ SUBCOMMANDS = [
     "norms",
     "search",
     "retrieval-eval",
+    "retrieval-tune",
     "check",
     "eval",
     "reasoner",

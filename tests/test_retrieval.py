@@ -116,6 +116,53 @@ def test_embedding_in_chroma_incremental(shipped: KnowledgeBase, tmp_path: Path)
     assert any(h.node.startswith("164.510(b)") for h in hits)
     again = EmbeddingRetriever(docs[:-1], tmp_path / "chroma")
     assert again.updated == 0 and again.collection.count() == len(docs) - 1
+    # the search is exact: every stored norm scored, the same order as cosine by hand
+    ranked = again.search("telling the patient's family about her condition", len(docs))
+    assert len(ranked) == len(docs) - 1 and docs[-1].node not in {h.node for h in ranked}
+    query = again.embed(["telling the patient's family about her condition"])[0]
+    stored = again.collection.get(include=["embeddings"])
+    by_hand = sorted(
+        (
+            (i, round(float(sum(a * b for a, b in zip(v, query, strict=True))), 4))
+            for i, v in zip(stored["ids"], stored["embeddings"], strict=True)
+        ),
+        key=lambda item: (-item[1], item[0]),
+    )
+    assert [h.node for h in ranked] == [i for i, s in by_hand if s > 0]
+
+
+_SEARCH_IN_A_PROCESS = """
+import json, sys
+from pathlib import Path
+from privacy_checklist.kg import kb as kbmod
+from privacy_checklist.retrieval.base import documents
+from privacy_checklist.retrieval.embedding import EmbeddingRetriever
+kb = kbmod.load()
+docs = [d for d in documents(kb) if d.section in ("164.508", "164.510", "164.512")]
+retriever = EmbeddingRetriever(docs, Path(sys.argv[1]))
+queries = [
+    "A detective asked the emergency room for a driver's blood test and the nurse gave it.",
+    "The clinic faxed her whole chart to her employer's human resources office.",
+    "A researcher wants ten years of charts; the IRB approved a waiver of authorization.",
+]
+print(json.dumps([[h.node for h in retriever.search(q, 60)] for q in queries]))
+"""
+
+
+def test_embedding_search_is_the_same_in_every_process(tmp_path: Path) -> None:
+    """Chroma's graph search is approximate and varied from one process to the next; the
+    search over its stored vectors gives the same norms whatever the process."""
+    runs = []
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", _SEARCH_IN_A_PROCESS, str(tmp_path / "chroma")],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+        )
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert runs[0] == runs[1] and all(len(r) == 60 for r in runs[0])
 
 
 def _free_port() -> int:

@@ -218,12 +218,14 @@ class Fixed:
 
 
 def test_a_retriever_of_ones_own(shipped: KnowledgeBase, tmp_path: Path) -> None:
+    from privacy_checklist.retrieval.hybrid import Fusion
     from privacy_checklist.retrieval.index import hybrid
 
     retrievers = {
         **RETRIEVERS,
         "fixed": lambda index: Fixed(),
-        "mix": hybrid(("bm25", "fixed")),
+        # equal weights (the shipped fusion weighs bm25 double and knows no "fixed" leg)
+        "mix": hybrid(("bm25", "fixed"), fusion=Fusion()),
     }
     index = RetrievalIndex(shipped, tmp_path, embeddings=False, retrievers=retrievers)
     assert [h.node for h in index.search(CASE, "fixed", 3)] == ["164.512(f)(1)"]

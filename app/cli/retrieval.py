@@ -1,5 +1,6 @@
-"""Finding the norms that bear on a case: ``pcheck search`` and ``pcheck retrieval-eval`` (hit@k,
-recall@k and MRR against the gold regulations of court cases)."""
+"""Finding the norms that bear on a case: ``pcheck search``, ``pcheck retrieval-eval`` (hit@k,
+recall@k and MRR against the gold regulations of court cases) and ``pcheck retrieval-tune``
+(the hybrid's fusion chosen by cross-validation)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from privacy_checklist.app.cli.options import (
     retrieval_options,
 )
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.retrieval.index import METHODS as RETRIEVAL_METHODS
+from privacy_checklist.retrieval.index import METHODS
+
+RETRIEVAL_METHODS = (*METHODS, "checklist")  # the last one from the reasoning layer
 
 if TYPE_CHECKING:
     from privacy_checklist.retrieval.base import Filters
@@ -38,6 +41,7 @@ def _filters(args: argparse.Namespace) -> Filters:
 
 
 def _index(args: argparse.Namespace, kb: KnowledgeBase) -> RetrievalIndex:
+    from privacy_checklist.reasoning.checklist_leg import retrievers
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     return RetrievalIndex(
@@ -46,6 +50,7 @@ def _index(args: argparse.Namespace, kb: KnowledgeBase) -> RetrievalIndex:
         args.chroma_url,
         args.model_path,
         embeddings=not args.no_embeddings,
+        retrievers=retrievers(kb),
     )
 
 
@@ -145,7 +150,7 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
     if not cases:
         raise CliError(f"--compose {args.compose}: fewer cases than that")
     index = _index(args, kb)
-    legs = [leg for leg in LEGS if leg != "embedding" or index.embeddings]
+    legs = [leg for leg in (*LEGS, "checklist") if leg != "embedding" or index.embeddings]
     try:
         with tqdm(
             total=len(legs) * len(cases), desc="legs", unit="search", file=sys.stderr, disable=None
@@ -236,7 +241,8 @@ def register(sub: Any) -> None:
         "retrieval-tune",
         help="choose the hybrid's fusion by cross-validation on cases with gold regulations",
         description="Search each case once with every leg (bm25, bm25-text, bm25-rewrite, "
-        "embedding, ci-es; cached in --cache so a stopped run resumes), then try every fusion of "
+        "embedding, ci-es, checklist; cached in --cache so a stopped run resumes), then try every "
+        "fusion of "
         "the grid (a weight 0, 1 or 2 per leg, sections first or not, supports added or not) "
         "through the hybrid's own code. Prints the leave-out estimate (per fold, the fusion best "
         "on the other folds, measured on the fold), the in-sample figure of the fusion chosen on "
