@@ -182,26 +182,19 @@ def fit(
     model.fit(matrix, list(labels))
     weights: dict[str, list[float]] = {}
     bias: dict[str, float] = {}
+    classes = list(model.classes_)
     for kind in TYPES:
-        if kind in present:
-            i = list(model.classes_).index(kind)
-            weights[kind] = (
-                [float(w) for w in model.coef_[i]]
-                if len(present) > 2
-                else (
-                    [float(w) for w in model.coef_[0]]
-                    if i == 1
-                    else [-float(w) for w in model.coef_[0]]
-                )
-            )
-            bias[kind] = (
-                float(model.intercept_[i])
-                if len(present) > 2
-                else (float(model.intercept_[0]) if i == 1 else -float(model.intercept_[0]))
-            )
-        else:  # a type the training paragraphs never show is never predicted
-            weights[kind] = [0.0] * len(names)
-            bias[kind] = -math.inf
+        if kind not in present:  # a type the training paragraphs never show is never predicted
+            weights[kind], bias[kind] = [0.0] * len(names), -math.inf
+        elif len(present) > 2:
+            row = classes.index(kind)
+            weights[kind] = [float(w) for w in model.coef_[row]]
+            bias[kind] = float(model.intercept_[row])
+        elif kind == classes[1]:  # two types: one row scores the second against the first
+            weights[kind] = [float(w) for w in model.coef_[0]]
+            bias[kind] = float(model.intercept_[0])
+        else:
+            weights[kind], bias[kind] = [0.0] * len(names), 0.0
     return StructureModel(
         names, weights, bias, uses_rules=any(n.startswith("rules:") for n in names)
     )

@@ -18,9 +18,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import random
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,17 +64,11 @@ def _key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-def _write_json(path: Path, data: Any) -> None:
-    """Written whole or not at all (a temporary file renamed over the old one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_json(path: Path, data: Any) -> None:
+    """Written whole or not at all (:func:`~privacy_checklist.kg.atomic.replace_file`)."""
+    from privacy_checklist.kg import atomic
+
+    atomic.replace_file(path, lambda tmp: tmp.write_text(json.dumps(data), encoding="utf-8"))
 
 
 def leg_pools(
@@ -104,11 +96,11 @@ def leg_pools(
         retriever = index.method(leg)
         pools[leg][_key(case.text)] = [h.node for h in retriever.search(case.text, POOL)]
         if cache is not None and done % 25 == 0:
-            _write_json(cache, {"version": CACHE_VERSION, "corpus": corpus, "pools": pools})
+            write_json(cache, {"version": CACHE_VERSION, "corpus": corpus, "pools": pools})
         if progress is not None:
             progress()
     if cache is not None and todo:
-        _write_json(cache, {"version": CACHE_VERSION, "corpus": corpus, "pools": pools})
+        write_json(cache, {"version": CACHE_VERSION, "corpus": corpus, "pools": pools})
     return pools
 
 

@@ -176,9 +176,9 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
     report["legs"] = legs
     report["grid"] = len(fusions)
     if args.write:
-        from privacy_checklist.retrieval.tuning import _write_json
+        from privacy_checklist.retrieval.tuning import write_json
 
-        _write_json(args.write, report)
+        write_json(args.write, report)
     if args.json:
         print_json(report)
         return 0
