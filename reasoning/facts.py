@@ -399,6 +399,9 @@ OWN_VERBS = frozenset({"own", "run", "manage", "operate"})
 ALOUD = frozenset({"off", "out", "aloud", "back"})
 #: contact verbs by which an outside party asks for what a later disclosure answers
 CALLS = frozenset({"call", "phone", "contact", "ring", "email", "text", "write"})
+#: what a unit named by the care it gives may be called beside the lexicon's units ("the
+#: dermatology group", "the family practice"); read only for a phrase no role fits
+CARE_UNITS = frozenset({"group", "practice"})
 #: words that open an indirect question ("told her what surgery she needs")
 WH_WORDS = frozenset({"what", "how", "whether", "which", "when", "where", "why", "who"})
 SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
@@ -1927,8 +1930,7 @@ class FactReader:
             return "", ""
         role, how = self.resolve_role(phrase)
         words_left = phrase.split()[:-1]
-        units = self.cues.units | {"group", "practice"}
-        if not role and not how and titled and titled[-1] in units:
+        if not role and not how and titled and titled[-1] in self.cues.units | CARE_UNITS:
             # "the dermatology group", "the prison's health services unit": a unit named by
             # the care it gives
             for word in reversed(titled[:-1]):

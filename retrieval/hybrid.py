@@ -117,7 +117,6 @@ class HybridRetriever:
         self.refs_out = refs_out
         self.norms = norms
         self.docs = docs
-        self.expand = self.fusion.expand
 
     def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
         check_query(query)
@@ -141,7 +140,7 @@ class HybridRetriever:
         head = hits[: max(0, k)]
         seen = {h.node for h in head}
         extra: list[Hit] = []
-        for hit in hits[: self.expand]:
+        for hit in hits[: self.fusion.expand]:
             relations = dict(self.norms[hit.node].refs) if hit.node in self.norms else {}
             for ref in self.refs_out.get(hit.node, []):
                 target = ref.target
