@@ -8,11 +8,16 @@ the reading came from (``rules``, ``curated``, ``llm:<model>``, ``editor:<name>`
 version, and for a permitting or prohibiting paragraph of Subpart E the conditions it sets
 (:class:`~privacy_checklist.kg.conditions.Condition`, each quoting the words that state it).
 
-The rules annotator reads deontic cues (``ontologies/norm_cues.json``) in a paragraph's own text
-and heading; a paragraph with no cue of its own inherits its nearest ancestor's reading, as
-"(i) To the individual;" inherits "A covered entity is permitted to use or disclose protected
-health information as follows:". The flow's sender, recipient and information are read with the
-patterns of ``ontologies/norm_parts.json``. The curated readings of
+The rules annotator (``rules-2``) reads each sentence of a paragraph's own text for the
+statements it makes (:mod:`.deontic`: the modal, its negation, the verb it governs and whether
+it is a flow, "only", a document's content, a list's lead) and types the paragraph by them, its
+heading's cues (``ontologies/norm_cues.json``) when it states nothing; a paragraph with no
+reading of its own inherits its nearest ancestor's, as "(i) To the individual;" inherits "A
+covered entity is permitted to use or disclose protected health information as follows:", and
+an item of a lead that says what a document or a duty must hold ("The notice must contain:")
+is that content. ``structure=False`` gives the first annotator (``rules-1``: the earliest cue
+decides), kept to be measured beside it. The flow's sender, recipient and information are read
+with the patterns of ``ontologies/norm_parts.json``. The curated readings of
 ``ontologies/norm_conditions.json`` (:mod:`.conditions`) are then laid over the rules' reading of
 their paragraphs (:func:`apply_reading`). It also reads and writes the paper's JSON format.
 """
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.ingest.markers import kinds_of
+from privacy_checklist.kg import deontic
 from privacy_checklist.kg.citations import CrossRef
 from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.conditions import (
@@ -39,6 +45,7 @@ from privacy_checklist.kg.conditions import (
     ConditionKind,
     Reading,
 )
+from privacy_checklist.kg.deontic import Switches
 from privacy_checklist.kg.metrics import per_class
 from privacy_checklist.kg.tree import RegulationTree
 
@@ -49,7 +56,7 @@ PAPER_TYPES = {
     "general_definition": "definition",
 }
 TO_PAPER = {v: k for k, v in PAPER_TYPES.items()}
-RULES_VERSION = "rules-1"
+RULES_VERSION = "rules-2"
 #: The provenance and version of a reading taken from ``ontologies/norm_conditions.json``.
 CURATED = "curated"
 CURATED_VERSION = "curated-1"
@@ -238,6 +245,10 @@ class Cues:
                     found.append((m.start(), rank, kind))
         if found:
             return min(found)[2]
+        return self.heading_type(heading)
+
+    def heading_type(self, heading: str | None) -> str | None:
+        """The type a paragraph's heading gives it ("Prohibited uses and disclosures"), or None."""
         heading = heading or ""
         if any(p.search(heading) for p in self.prohibit_heading):
             return "prohibit"
@@ -272,25 +283,43 @@ class RulesAnnotator:
         role_resolver: Resolver | None = None,
         attribute_resolver: Resolver | None = None,
         cues: Cues | None = None,
+        switches: Switches | None = None,
+        *,
+        structure: bool = True,
     ) -> None:
         self.tree = tree
         self.refs = refs_by_source or {}
         self.roles = role_resolver
         self.attributes = attribute_resolver
         self.cues = cues or Cues.load()
+        #: read each paragraph's statements (:mod:`.deontic`); False: the earliest cue (rules-1)
+        self.structure = structure
+        self.switches = switches or Switches.load()
         self._types: dict[str, str | None] = {}
+        self._readings: dict[str, deontic.Reading] = {}
+
+    def reading(self, node_id: str) -> deontic.Reading:
+        if node_id not in self._readings:
+            self._readings[node_id] = deontic.read(self.tree[node_id].text)
+        return self._readings[node_id]
 
     def own(self, node_id: str) -> str | None:
         if node_id not in self._types:
             node = self.tree[node_id]
-            self._types[node_id] = (
-                "definition"
-                if node.label and not kinds_of(node.label)
-                else self.cues.own_type(node.text, node.title)
-            )
+            if node.label and not kinds_of(node.label):
+                found: str | None = "definition"
+            elif self.structure:
+                found = self.reading(node_id).own_type(self.switches)
+                if found is None:
+                    found = self.cues.heading_type(node.title)
+            else:
+                found = self.cues.own_type(node.text, node.title)
+            self._types[node_id] = found
         return self._types[node_id]
 
     def norm_type(self, node_id: str) -> str:
+        if self.structure and self.switches.content and self._lead(node_id) == "content":
+            return "definition"  # an item of what a document or a duty must hold
         for node in reversed(self.tree.path(node_id)):
             if node.kind != "paragraph":
                 break  # a section's title is too broad to type its paragraphs
@@ -304,6 +333,22 @@ class RulesAnnotator:
                     return "permit"  # the listed exceptions to a prohibition are permissions
                 return found
         return "definition"
+
+    def _lead(self, node_id: str) -> str:
+        """What the list leads above a paragraph make of it (:func:`.deontic.lead_kind`):
+        "content" when any of them says what a document or a duty must hold, else the nearest
+        one's kind, "" when no ancestor paragraph opens a list."""
+        nearest = ""
+        for node in reversed(self.tree.path(node_id)[:-1]):
+            if node.kind != "paragraph":
+                break
+            lead = self.reading(node.id).lead
+            if lead:
+                kind = deontic.lead_kind(lead)
+                if kind == "content":
+                    return kind
+                nearest = nearest or kind
+        return nearest
 
     def annotate(self, node_id: str) -> Norm:
         path = [n for n in self.tree.path(node_id) if n.kind in ("section", "paragraph")]

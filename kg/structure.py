@@ -11,12 +11,16 @@ following purposes:"), its heading's words — and a multinomial logistic regres
 features, fitted on the paper's expert annotations, gives the type.
 
 The figure that counts is leave-one-section-out (:func:`leave_one_section_out`): the model that
-types a section's paragraphs never saw that section's labels. ``pcheck annotate-eval --gold FILE
+types a section's paragraphs never saw that section's labels. The same holds for the rules
+annotator's switches (:class:`~privacy_checklist.kg.deontic.Switches`): :func:`choose_switches`
+picks them on the sections given, :func:`switches_leave_one_section_out` on the other sections
+for each one. ``pcheck annotate-eval --gold FILE
 --loso`` prints it beside the rules annotator on the same paragraphs.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from privacy_checklist.kg.metrics import per_class
 
 if TYPE_CHECKING:
+    from privacy_checklist.kg.deontic import Switches
     from privacy_checklist.kg.tree import Node, RegulationTree
 
 TYPES = ("permit", "prohibit", "definition")
@@ -270,3 +275,74 @@ def gold_types(
 ) -> dict[str, str]:
     """Paragraph id -> type from a file in the paper's format."""
     return {k: paper_types[v["norm_type"]] for k, v in entries.items() if v.get("norm_type")}
+
+
+def _switch_grid() -> list[Switches]:
+    from privacy_checklist.kg.deontic import Switches
+
+    names = Switches.names()
+    return [
+        Switches(**dict(zip(names, values, strict=True)))
+        for values in itertools.product((True, False), repeat=len(names))
+    ]
+
+
+def _switch_readings(tree: RegulationTree, ids: Sequence[str]) -> dict[Switches, dict[str, str]]:
+    """Every paragraph's type under every combination of the switches."""
+    from privacy_checklist.kg.norms import RulesAnnotator
+
+    out = {}
+    readings: dict[str, Any] = {}
+    for switches in _switch_grid():
+        annotator = RulesAnnotator(tree, switches=switches)
+        annotator._readings = readings  # the sentences read once, whatever the switches
+        out[switches] = {i: annotator.norm_type(i) for i in ids}
+    return out
+
+
+def _choose(
+    by_switches: Mapping[Switches, Mapping[str, str]], gold: Mapping[str, str], ids: Sequence[str]
+) -> Switches:
+    """The switches with the best macro-F1 on ``ids`` (then accuracy); a tie goes to the one
+    that keeps more of the grammar's reading (the class's defaults)."""
+    from privacy_checklist.kg.deontic import Switches
+
+    default = Switches()
+    names = Switches.names()
+
+    def score(switches: Switches) -> tuple[float, float, int]:
+        f = _figures([gold[i] for i in ids], [by_switches[switches][i] for i in ids])
+        kept = sum(getattr(switches, n) == getattr(default, n) for n in names)
+        return (f["macro_f1"], f["accuracy"], kept)
+
+    return max(by_switches, key=score)
+
+
+def choose_switches(tree: RegulationTree, gold: Mapping[str, str]) -> Switches:
+    """The switches chosen on every paragraph of ``gold`` (what ``norm_structure.json`` ships)."""
+    ids = [i for i in gold if i in tree.nodes]
+    return _choose(_switch_readings(tree, ids), gold, ids)
+
+
+def switches_leave_one_section_out(tree: RegulationTree, gold: Mapping[str, str]) -> dict[str, Any]:
+    """The structural rules annotator, its switches chosen on the other sections for each
+    section of ``gold``: the figures pooled and per section, and the switches each chose."""
+    ids = [i for i in gold if i in tree.nodes]
+    by_switches = _switch_readings(tree, ids)
+    predicted: dict[str, str] = {}
+    per_section = {}
+    chosen = {}
+    for section in sorted({section_of(i) for i in ids}):
+        train = [i for i in ids if section_of(i) != section]
+        test = [i for i in ids if section_of(i) == section]
+        switches = _choose(by_switches, gold, train)
+        chosen[section] = {n: getattr(switches, n) for n in type(switches).names()}
+        for i in test:
+            predicted[i] = by_switches[switches][i]
+        per_section[section] = _figures([gold[i] for i in test], [predicted[i] for i in test])
+    return {
+        "pooled": _figures([gold[i] for i in ids], [predicted[i] for i in ids]),
+        "sections": per_section,
+        "switches": chosen,
+        "predicted": predicted,
+    }

@@ -11,6 +11,7 @@ those whose recipient the flow fits before those open to any recipient).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -19,10 +20,14 @@ from privacy_checklist.retrieval.base import NO_FILTERS, Filters, Hit, check_que
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
     from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.facts import FactReader
     from privacy_checklist.retrieval.base import Retriever
     from privacy_checklist.retrieval.index import RetrievalIndex
 
 NAME = "checklist"
+#: the leg that searches with the case's flows for its query (``flows``)
+FLOWS = "flows"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 class ChecklistLeg:
@@ -56,6 +61,45 @@ class ChecklistLeg:
         ]
 
 
+class FlowsLeg:
+    """BM25 with the case's flows for its query: the sentences in which the facts reader reads
+    a use or disclosure (with the sentence before each, where its parties are often named),
+    not the whole narrative; the whole narrative when no flow is read."""
+
+    name = FLOWS
+
+    def __init__(self, reader: FactReader, index: RetrievalIndex) -> None:
+        self.reader = reader
+        self.index = index
+
+    def query(self, text: str) -> str:
+        """The words of the flows' sentences, in the narrative's order."""
+        starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
+        spans: set[tuple[int, int]] = set()
+        for flow in self.reader.read(text):
+            verb = flow.spans.get("verb")
+            if not verb:
+                continue
+            at = max(i for i, start in enumerate(starts) if start <= int(verb["start"]))
+            first = starts[max(0, at - 1)]
+            last = starts[at + 1] if at + 1 < len(starts) else len(text)
+            spans.add((first, last))
+        if not spans:
+            return text
+        merged: list[tuple[int, int]] = []
+        for first, last in sorted(spans):
+            if merged and first <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+            else:
+                merged.append((first, last))
+        return " ".join(text[a:b].strip() for a, b in merged)
+
+    def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
+        text = check_query(query)
+        hits = self.index.method("bm25").search(self.query(text), k, filters)
+        return [Hit(node=h.node, score=h.score, method=self.name, via=h.via) for h in hits]
+
+
 def retrievers(kb: KnowledgeBase) -> Mapping[str, Callable[[RetrievalIndex], Retriever]]:
     """The index's methods with the checklist leg added (``RetrievalIndex(retrievers=...)``);
     the checklist (and spaCy) load on the leg's first use. The hybrid weighs the leg when the
@@ -68,7 +112,14 @@ def retrievers(kb: KnowledgeBase) -> Mapping[str, Callable[[RetrievalIndex], Ret
 
         return ChecklistLeg(ChecklistReasoner(kb, blend=False), index)
 
-    out = {**RETRIEVERS, NAME: build}
-    if shipped_fusion().weights.get(NAME, 0.0) > 0:
-        out["hybrid"] = hybrid((*HYBRID_LEGS, NAME))
+    def build_flows(index: RetrievalIndex) -> Retriever:
+        from privacy_checklist.reasoning.facts import FactReader
+
+        return FlowsLeg(FactReader(kb), index)
+
+    out = {**RETRIEVERS, NAME: build, FLOWS: build_flows}
+    weights = shipped_fusion().weights
+    extra = tuple(leg for leg in (NAME, FLOWS) if weights.get(leg, 0.0) > 0)
+    if extra:
+        out["hybrid"] = hybrid((*HYBRID_LEGS, *extra))
     return out

@@ -45,3 +45,26 @@ def test_the_index_offers_the_leg(shipped: KnowledgeBase, tmp_path: Path, capsys
     assert main(["search", CASE, "--method", "checklist", "-k", "3", "--json", *common]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert len(hits) == 3 and all(h["method"] == "checklist" for h in hits)
+
+
+def test_the_flows_leg_searches_with_the_flows_sentences(
+    shipped: KnowledgeBase, bm25_index: RetrievalIndex
+) -> None:
+    from privacy_checklist.reasoning.checklist_leg import FlowsLeg
+    from privacy_checklist.reasoning.facts import FactReader
+
+    leg = FlowsLeg(FactReader(shipped), bm25_index)
+    story = (
+        "The clinic opened in 1998 and has forty staff. Its parking lot was repaved last spring. "
+        "The patient came in with a fracture. Later the nurse emailed her HIV results to her "
+        "employer. The employer thanked her."
+    )
+    query = leg.query(story)
+    # the flow's sentence and the one before it, not the clinic's history
+    assert "emailed her HIV results" in query and "fracture" in query
+    assert "repaved" not in query and "1998" not in query
+    # no flow read: the whole text
+    assert leg.query("The weather was fine.") == "The weather was fine."
+    hits = leg.search(story, 5)
+    assert hits and all(h.method == "flows" for h in hits)
+    assert [h.node for h in hits] == [h.node for h in bm25_index.method("bm25").search(query, 5)]

@@ -46,7 +46,9 @@ def test_cli_loso(shared: Path, capsys) -> None:
     gold = shared / "checklist" / "privacy_checklist_norms_dev.json"
     assert main(["annotate-eval", "--gold", str(gold), "--loso", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert len(out) == 3
-    for reading in out.values():
-        assert set(reading) == {"pooled", "sections"}
+    assert len(out) == 5
+    for name, reading in out.items():
+        assert set(reading) == (
+            {"pooled", "sections", "switches"} if "chosen" in name else {"pooled", "sections"}
+        )
         assert 0.0 <= reading["pooled"]["accuracy"] <= 1.0

@@ -125,15 +125,28 @@ def _loso(kb: KnowledgeBase, gold: dict[str, dict[str, Any]], as_json: bool) -> 
     """``annotate-eval --loso``: per section of the file, the rules annotator alone and the
     structure model fitted on the other sections (:mod:`privacy_checklist.kg.structure`)."""
     from privacy_checklist.kg.norms import PAPER_TYPES, RulesAnnotator
-    from privacy_checklist.kg.structure import figures_of, gold_types, leave_one_section_out
+    from privacy_checklist.kg.structure import (
+        figures_of,
+        gold_types,
+        leave_one_section_out,
+        switches_leave_one_section_out,
+    )
 
     types = {k: v for k, v in gold_types(gold, PAPER_TYPES).items() if k in kb.tree.nodes}
     if not types:
         raise CliError("no paragraph of the file is in the knowledge base's tree")
     rules = RulesAnnotator(kb.tree)
+    first = RulesAnnotator(kb.tree, structure=False)
     readings = {
-        "rules annotator alone (its cues were written with every section of the file in view: "
-        "in-sample)": figures_of(types, {k: rules.norm_type(k) for k in types}),
+        "rules annotator, its statements read (rules-2) with the shipped switches (its grammar "
+        "was written with every section of the file in view: in-sample)": figures_of(
+            types, {k: rules.norm_type(k) for k in types}
+        ),
+        "rules annotator, rules-2, its switches chosen on the other sections, "
+        "leave-one-section-out": switches_leave_one_section_out(kb.tree, types),
+        "rules annotator, the earliest cue (rules-1; in-sample)": figures_of(
+            types, {k: first.norm_type(k) for k in types}
+        ),
         "structure model, leave-one-section-out": leave_one_section_out(kb.tree, types),
         "structure model with the rules' reading as features, leave-one-section-out": (
             leave_one_section_out(kb.tree, types, rules.own)
@@ -152,9 +165,11 @@ def _loso(kb: KnowledgeBase, gold: dict[str, dict[str, Any]], as_json: bool) -> 
             f"prohibit recall {p['prohibit_recall']}"
         )
         for section, f in r["sections"].items():
+            chosen = r.get("switches", {}).get(section)
+            on = ", ".join(k for k, v in (chosen or {}).items() if v) or "none"
             print(
                 f"  {section} ({f['n']}): accuracy {f['accuracy']:.3f}, "
-                f"macro-F1 {f['macro_f1']:.3f}"
+                f"macro-F1 {f['macro_f1']:.3f}" + (f"; switches on: {on}" if chosen else "")
             )
     return 0
 
@@ -225,9 +240,11 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--loso",
         action="store_true",
-        help="leave-one-section-out instead: per section of the file, the rules annotator alone "
-        "and a structure model (logistic regression over each paragraph's subject, modal, "
-        "negation, restriction words, list place and heading) fitted on the other sections",
+        help="leave-one-section-out instead: per section of the file, the rules annotator "
+        "(in-sample, and with its switches — ontologies/norm_structure.json — chosen on the "
+        "other sections), the first rules annotator (the earliest cue), and a structure model "
+        "(logistic regression over each paragraph's subject, modal, negation, restriction "
+        "words, list place and heading) fitted on the other sections",
     )
     json_option(p)
     store_option(p, COMPARED_STORE_HELP)

@@ -21,7 +21,8 @@ from privacy_checklist.app.cli.options import (
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.retrieval.index import METHODS
 
-RETRIEVAL_METHODS = (*METHODS, "checklist")  # the last one from the reasoning layer
+# the last two from the reasoning layer (reasoning/checklist_leg.py)
+RETRIEVAL_METHODS = (*METHODS, "checklist", "flows")
 
 if TYPE_CHECKING:
     from privacy_checklist.retrieval.base import Filters
@@ -150,7 +151,7 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
     if not cases:
         raise CliError(f"--compose {args.compose}: fewer cases than that")
     index = _index(args, kb)
-    legs = [leg for leg in (*LEGS, "checklist") if leg != "embedding" or index.embeddings]
+    legs = [leg for leg in (*LEGS, "checklist", "flows") if leg != "embedding" or index.embeddings]
     try:
         with tqdm(
             total=len(legs) * len(cases), desc="legs", unit="search", file=sys.stderr, disable=None
