@@ -355,6 +355,16 @@ def metrics(
         **figures,
         "confusion": confusion,
         "parse_failures": sum(confusion[g][PARSE_FAILURE] for g in LABELS),
+        # verdicts read from the model's answer to the restating question (methods.py)
+        "restated": sum(
+            1
+            for r in scored
+            if r.get("verdict") in LABELS
+            and any(
+                isinstance(a, Mapping) and str(a.get("step", "")).startswith("restate")
+                for a in r.get("answers") or []
+            )
+        ),
         "request_failures": len(failed),
         "undecided": [str(r.get("case_id")) for r in failed],
         "citations": citation_figures(scored, refs),
@@ -534,13 +544,14 @@ def _share(value: float | None) -> str:
 
 def markdown_table(results: dict[str, dict[str, Any]]) -> str:
     """Methods in rows, as in the paper's tables: accuracy, macro-F1, and per class precision,
-    recall and F1 (P / R / F1), then the parse failures and the request failures (cases
+    recall and F1 (P / R / F1), then the parse failures (with, in brackets, the verdicts read
+    from the model's answer to the restating question) and the request failures (cases
     left undecided, not in n), and how often a cited norm is in a gold section / is a gold
     paragraph or its ancestor or descendant, over the n' cases that cite a norm and have gold
     regulations (– when none)."""
     lines = [
         "| method | n | accuracy | macro-F1 | permit P / R / F1 | prohibit P / R / F1 "
-        "| not applicable P / R / F1 | parse failures | request failures "
+        "| not applicable P / R / F1 | parse failures (restated) | request failures "
         "| cited in gold section / paragraph (n') |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -558,7 +569,8 @@ def markdown_table(results: dict[str, dict[str, Any]]) -> str:
         lines.append(
             f"| {method} | {r['n']} | {r['accuracy']:.3f} | {r['macro_f1']:.3f} | "
             + " | ".join(cells)
-            + f" | {r['parse_failures']} | {r.get('request_failures', 0)} | {citations} |"
+            + f" | {r['parse_failures']} ({r.get('restated', 0)} restated) | "
+            + f"{r.get('request_failures', 0)} | {citations} |"
         )
     return "\n".join(lines) + "\n"
 

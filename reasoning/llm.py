@@ -21,12 +21,13 @@ import hashlib
 import json
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -61,6 +62,9 @@ class LLMConfig:
     temperature: float = 0.0
     max_tokens: int = 1024
     json_mode: bool = False
+    #: send the answer's JSON schema (``response_format``) when a request has one; an endpoint
+    #: that refuses it is asked without it, and remembered in the cache
+    schema: bool = True
     cache: Path | None = field(default_factory=default_cache_path)
 
     def __post_init__(self) -> None:
@@ -182,6 +186,18 @@ HINTS = {
 }
 
 
+_SCHEMA_REFUSED = "the endpoint refused the answer's schema"
+_SCHEMA_WORDS = re.compile(
+    r"response_format|json_schema|schema|grammar|guided|structured output", re.I
+)
+
+
+def _refuses_schema(status: int, said: str) -> bool:
+    """An HTTP error that refuses the ``response_format`` rather than the request (400, 415,
+    422 or 501 naming it): the request is asked again without it."""
+    return status in (400, 415, 422, 501) and bool(_SCHEMA_WORDS.search(said))
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """One request's result: the answer, or why it failed; and whether it came from the cache."""
@@ -191,6 +207,9 @@ class Outcome:
     error: str | None = None
     cached: bool = False
     attempts: int = 0
+    #: the answer's schema: "sent", "refused" (the endpoint would not take it, now or before),
+    #: "off" (turned off), "" (the request had none)
+    schema: str = ""
 
 
 def request_key(fields: dict[str, Any]) -> str:
@@ -231,6 +250,27 @@ class DiskCache:
                 (key, model, answer, time.time()),
             )
 
+    def refuses(self, endpoint: str, what: str) -> bool:
+        """Whether ``endpoint`` (URL and model) refused ``what`` ("schema") before."""
+        with self._db() as db:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS refusals (endpoint TEXT, what TEXT, reason TEXT, "
+                "at REAL NOT NULL, PRIMARY KEY (endpoint, what))"
+            )
+            row = db.execute(
+                "SELECT 1 FROM refusals WHERE endpoint = ? AND what = ?", (endpoint, what)
+            ).fetchone()
+        return row is not None
+
+    def refused(self, endpoint: str, what: str, reason: str) -> None:
+        """Remember that ``endpoint`` refused ``what``."""
+        self.refuses(endpoint, what)  # the table
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO refusals VALUES (?, ?, ?, ?)",
+                (endpoint, what, reason[:500], time.time()),
+            )
+
 
 def cached_outcome(cache: DiskCache | None, key: str, *, use_cache: bool = True) -> Outcome | None:
     """The cached answer to the request ``key`` as an outcome, or None."""
@@ -266,6 +306,10 @@ class LLMClient:
         self.cache = DiskCache(config.cache) if config.cache is not None else None
         self._sleep = sleep
         self._client: Any = None
+        self._refuses_schema = False
+
+    #: its requests can carry an answer's JSON schema (``response_format``)
+    takes_schema = True
 
     @property
     def name(self) -> str:
@@ -283,34 +327,81 @@ class LLMClient:
             )
         return self._client
 
-    def key(self, messages: Sequence[Message]) -> str:
-        return request_key(
-            {
-                "endpoint": self.config.base_url,
-                "model": self.config.model,
-                "temperature": self.config.temperature,
-                "max_tokens": self.config.max_tokens,
-                "json_mode": self.config.json_mode,
-                "messages": list(messages),
-            }
+    def key(self, messages: Sequence[Message], schema: Mapping[str, Any] | None = None) -> str:
+        fields: dict[str, Any] = {
+            "endpoint": self.config.base_url,
+            "model": self.config.model,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "json_mode": self.config.json_mode,
+            "messages": list(messages),
+        }
+        if schema is not None:
+            fields["schema"] = schema
+        return request_key(fields)
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.config.base_url} {self.config.model}"
+
+    def _schema_refused(self) -> bool:
+        return self._refuses_schema or (
+            self.cache is not None and self.cache.refuses(self.endpoint, "schema")
         )
 
-    def complete(self, messages: Sequence[Message], *, use_cache: bool = True) -> Outcome:
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        use_cache: bool = True,
+        schema: Mapping[str, Any] | None = None,
+    ) -> Outcome:
         """One chat completion; never raises for a failed request (see :class:`Outcome`).
+
+        ``schema``: the answer's JSON schema, sent as ``response_format`` (``json_schema``)
+        unless the config turns it off or the endpoint refused it before (then the request goes
+        without it; :attr:`Outcome.schema` says which).
 
         Raises:
             MissingExtra: the answer is not cached and the ``llm`` extra is not installed.
         """
-        key = self.key(messages)
+        state = ""
+        if schema is not None:
+            state = "off" if not self.config.schema else "sent"
+            if state == "sent" and self._schema_refused():
+                state = "refused"
+        sent = schema if state == "sent" else None
+        key = self.key(messages, sent)
         hit = cached_outcome(self.cache, key, use_cache=use_cache)
         if hit is not None:
-            return hit
+            return replace(hit, schema=state)
+        outcome = self._ask(messages, key, sent)
+        if sent is not None and outcome.error == _SCHEMA_REFUSED:
+            # the endpoint will not take a schema: remember it, ask again without
+            self._refuses_schema = True
+            if self.cache is not None:
+                self.cache.refused(self.endpoint, "schema", outcome.text or "")
+            key = self.key(messages, None)
+            hit = cached_outcome(self.cache, key, use_cache=use_cache)
+            if hit is not None:
+                return replace(hit, schema="refused")
+            return replace(self._ask(messages, key, None), schema="refused")
+        return replace(outcome, schema=state)
+
+    def _ask(
+        self, messages: Sequence[Message], key: str, schema: Mapping[str, Any] | None
+    ) -> Outcome:
         openai = _openai_module()
         last = "no attempt"
         for attempt in range(1, self.config.max_retries + 2):
             try:
                 kwargs: dict[str, Any] = {}
-                if self.config.json_mode:
+                if schema is not None:
+                    kwargs["response_format"] = {
+                        "type": "json_schema",
+                        "json_schema": {"name": "answer", "schema": dict(schema)},
+                    }
+                elif self.config.json_mode:
                     kwargs["response_format"] = {"type": "json_object"}
                 response = self._openai().chat.completions.create(
                     model=self.config.model,
@@ -334,6 +425,9 @@ class LLMClient:
                 last = f"{type(exc).__name__}: {exc.message}"
             except openai.APIStatusError as exc:
                 said = f"HTTP {exc.status_code}: {exc.message}"
+                if schema is not None and _refuses_schema(exc.status_code, said):
+                    # the text carries the server's words, for the record of the refusal
+                    return Outcome(key=key, text=said, error=_SCHEMA_REFUSED, attempts=attempt)
                 if exc.status_code >= 500 or exc.status_code in (408, 409, 429):
                     last = said
                 else:
@@ -366,12 +460,14 @@ class LLMClient:
         self,
         requests: Sequence[Sequence[Message]],
         progress: Callable[[Outcome], None] | None = None,
+        *,
+        schema: Mapping[str, Any] | None = None,
     ) -> list[Outcome]:
         """Many completions, at most ``concurrency`` at once, in the order given."""
         results: list[Outcome | None] = [None] * len(requests)
 
         def run(index: int) -> None:
-            results[index] = self.complete(requests[index])
+            results[index] = self.complete(requests[index], schema=schema)
             if progress is not None:
                 progress(results[index])  # type: ignore[arg-type]
 

@@ -62,6 +62,7 @@ from privacy_checklist.kg.citations import ids_in
 from privacy_checklist.kg.ids import RegId
 from privacy_checklist.reasoning.llm import Client, LLMConfigError, Message
 from privacy_checklist.reasoning.prompting import (
+    JUDGED,
     PROMPT_VERSION,
     Call,
     Parsed,
@@ -73,6 +74,7 @@ from privacy_checklist.reasoning.prompting import (
     messages,
     neutralise,
     parse_answer,
+    template,
     text_field,
 )
 from privacy_checklist.reasoning.prompting import field as json_field
@@ -288,7 +290,14 @@ def parse_judgment(call: Call) -> Parsed:
     """A per-rule answer: comply / violate / unrelated (``within_scope: no`` → unrelated)."""
     if call.text is None:
         return Parsed(label=None, reason=f"request failed: {call.error}")
-    parsed = parse_answer(call.text, "judgment", JUDGMENTS, ("judgment", "answer"))
+    parsed = parse_answer(
+        call.text,
+        "judgment",
+        JUDGMENTS,
+        ("judgment", "answer"),
+        question="compliance",
+        translate=JUDGED,
+    )
     scope = (
         str(json_field(parsed.data, "within_scope") or "").strip().lower() if parsed.data else ""
     )
@@ -329,9 +338,11 @@ class LLMMethod:
         *,
         k: int = DEFAULT_K,
         per_rule: bool = True,
+        restate: bool = True,
     ) -> None:
         self.kb, self.index, self.client = kb, index, client
         self.k, self.per_rule = k, per_rule
+        self.restate = restate
 
     def check(self, text: str) -> Verdict:
         """The verdict on a case.
@@ -344,7 +355,7 @@ class LLMMethod:
         text = check_query(text)
         trace = Trace(self.client)
         result = self.run(text, trace)
-        failed = [c for c in trace.calls if c.text is None]
+        failed = [c for c in trace.calls if c.text is None and not c.step.startswith("restate")]
         reasoning = list(result.reasoning)
         failure = None
         if result.label is not None:
@@ -379,11 +390,39 @@ class LLMMethod:
         raise NotImplementedError
 
     # ---------------------------------------------------------------- helpers
-    def decide(self, call: Call) -> Result:
-        """A final answer read into a result: label, the ids it cites, its reasoning."""
+    def ask_again(self, call: Call, parsed: Parsed, trace: Trace) -> Parsed:
+        """The restating question: the model's own answer and a request to state its verdict
+        as one word of the allowed labels (the paper's judge step), read as any answer."""
+        request = [
+            *call.messages,
+            {"role": "assistant", "content": call.text or ""},
+            {"role": "user", "content": template("restate").strip()},
+        ]
+        again = trace.ask(f"restate {call.step}", request)
+        if again.text is None:
+            return Parsed(
+                label=None,
+                reason=f"{parsed.reason}; the restating question failed: {again.error}",
+                data=parsed.data,
+            )
+        second = parse_answer(again.text)
+        if second.label is None:
+            return Parsed(
+                label=None,
+                reason=f"{parsed.reason}; asked to restate: {second.reason}",
+                data=parsed.data,
+            )
+        return Parsed(label=second.label, data=parsed.data, how="restated")
+
+    def decide(self, call: Call, trace: Trace | None = None) -> Result:
+        """A final answer read into a result: label, the ids it cites, its reasoning. When the
+        answer holds no readable verdict and ``trace`` is given, the model is asked once more,
+        in the same conversation, to state its verdict in one word (:meth:`restate`)."""
         if call.text is None:
             return Result(label=None, failure=self.failed(call.step, call.error))
         parsed = parse_answer(call.text)
+        if parsed.label is None and trace is not None and self.restate:
+            parsed = self.ask_again(call, parsed, trace)
         reasoning = []
         plan = text_field(parsed.data, "plan")
         if plan:
@@ -394,6 +433,10 @@ class LLMMethod:
         if parsed.label is None:
             return Result(label=None, failure=f"{call.step}: {parsed.reason}", reasoning=reasoning)
         cited = check_ids(self.kb.tree, _listed(json_field(parsed.data or {}, "regulations")))
+        if parsed.how == "restated":
+            reasoning.append(
+                "The verdict was read from the model's answer to the restating question"
+            )
         return Result(
             label=parsed.label,
             norms=cited.valid,
@@ -415,21 +458,21 @@ class DirectPrompt(LLMMethod):
     name = "dp"
 
     def run(self, text: str, trace: Trace) -> Result:
-        return self.decide(trace.ask("dp", messages("dp", case=fence(text))))
+        return self.decide(trace.ask("dp", messages("dp", case=fence(text))), trace)
 
 
 class CotAuto(LLMMethod):
     name = "cot-auto"
 
     def run(self, text: str, trace: Trace) -> Result:
-        return self.decide(trace.ask("cot_auto", messages("cot_auto", case=fence(text))))
+        return self.decide(trace.ask("cot_auto", messages("cot_auto", case=fence(text))), trace)
 
 
 class CotManual(LLMMethod):
     name = "cot-manual"
 
     def run(self, text: str, trace: Trace) -> Result:
-        return self.decide(trace.ask("cot_manual", self.final(text)))
+        return self.decide(trace.ask("cot_manual", self.final(text)), trace)
 
 
 class AgentId(LLMMethod):
@@ -443,7 +486,7 @@ class AgentId(LLMMethod):
         proposed = _listed(json_field(data, "regulations")) if data else find_ids(call.text)
         ids = check_ids(self.kb.tree, proposed[: AGENT_MAX_IDS * 2])
         valid = ids.valid[:AGENT_MAX_IDS]
-        result = self.decide(trace.ask("cot_manual", self.final(text, nodes=valid)))
+        result = self.decide(trace.ask("cot_manual", self.final(text, nodes=valid)), trace)
         result.details = {**result.details, "agent_ids": ids.to_json()}
         result.reasoning.insert(
             0,
@@ -511,7 +554,7 @@ class RetrievalMethod(LLMMethod):
                 for node in nodes
             ]
         calls = trace.ask_all(steps)
-        overall = self.decide(calls[0])
+        overall = self.decide(calls[0], trace)
         checks = [
             (node, parse_judgment(call)) for node, call in zip(nodes, calls[1:], strict=False)
         ]
@@ -674,6 +717,7 @@ def build_method(
     *,
     k: int = DEFAULT_K,
     per_rule: bool = True,
+    restate: bool = True,
 ) -> Reasoner:
     """The method called ``name`` (:data:`METHODS`): "checklist" is the checklist reasoner,
     "checklist-llm" the same with a model asked for the facts it could not read (it needs
@@ -708,7 +752,7 @@ def build_method(
         raise ValueError(f"k must be at least 1, not {k}")
     if name in RETRIEVAL_METHODS and index is None:
         raise ValueError(f"method {name!r} needs a retrieval index")
-    return CLASSES[name](kb, index, client, k=k, per_rule=per_rule)
+    return CLASSES[name](kb, index, client, k=k, per_rule=per_rule, restate=restate)
 
 
 # --------------------------------------------------------------------------- what decides a verdict
@@ -773,6 +817,7 @@ def _llm_settings(client: Any, kb: KnowledgeBase) -> dict[str, Any]:
         "temperature": getattr(config, "temperature", None),
         "max_tokens": getattr(config, "max_tokens", None),
         "json_mode": getattr(config, "json_mode", None),
+        "schema": getattr(config, "schema", None),
         "prompt_version": PROMPT_VERSION,
         "prompts": prompts_digest(),
         "kb": kb_digest(kb),
@@ -796,6 +841,7 @@ def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
     if isinstance(reasoner, LLMMethod):
         config = getattr(reasoner.client, "config", None)
         settings |= _llm_settings(reasoner.client, reasoner.kb)
+        settings["restate"] = reasoner.restate
         if isinstance(reasoner, RetrievalMethod):
             settings |= {"k": reasoner.k, "per_rule": reasoner.per_rule}
         path = getattr(config, "model_path", None)

@@ -7,11 +7,15 @@ text (the case narrative, and what a model wrote about it) goes between ``<<<NAM
 three or more ``<`` or ``>`` inside the text are neutralised first, so the text cannot close its
 fence.
 
-The parsers read only a model's answer: the JSON ``answer`` field first (the last JSON object
-of the answer that has one, so a quoted object earlier in the answer does not count), else an
-``Answer:`` line when it is the last line of the answer, else an answer that is nothing but a
-label. Anything else is a parse failure with its reason; the narrative is never read for a
-label.
+The parsers read only a model's answer: the JSON ``answer`` field first (or ``verdict``,
+``label``, ``decision`` ...; the last JSON object of the answer that has one, so a quoted object
+earlier in the answer does not count; fields that disagree are no answer), else a tagged answer
+(``<answer>prohibit</answer>``, ``\\boxed{permit}``), else an ``Answer:`` line when it is the
+last line of the answer (several that disagree are no answer), else an answer that is nothing
+but a label, else the prose reader (:mod:`.answers`: the concluding statements, their negation,
+hedges, conditions, contradictions). Anything else is a parse failure with its reason; the
+narrative is never read for a label, and no label is ever a default. Where the endpoint takes
+one, the verdict's JSON schema goes with the request (:data:`SCHEMAS`, ``response_format``).
 """
 
 from __future__ import annotations
@@ -87,21 +91,67 @@ def messages(step: str, **values: str) -> list[Message]:
 # --------------------------------------------------------------------------- requests
 
 
+#: The JSON schema of a verdict's answer (the final step of every method), sent as the
+#: request's ``response_format`` where the endpoint accepts one.
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "plan": {"type": "array", "items": {"type": "string"}},
+        "reasoning": {"type": "string"},
+        "regulations": {"type": "array", "items": {"type": "string"}},
+        "answer": {"type": "string", "enum": ["permitted", "prohibited", "not applicable"]},
+    },
+    "required": ["answer"],
+}
+#: The schema of a per-rule judgment (``rule_check``).
+JUDGMENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "within_scope": {"type": "string", "enum": ["yes", "no"]},
+        "judgment": {"type": "string", "enum": ["complies", "violates", "unrelated"]},
+    },
+    "required": ["judgment"],
+}
+#: The schema each step's answer is asked in (by the step's first word); a step not named
+#: here (retrieval, extraction, the restating question) is asked without one.
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "dp": VERDICT_SCHEMA,
+    "cot_auto": VERDICT_SCHEMA,
+    "cot_manual": VERDICT_SCHEMA,
+    "rule_check": JUDGMENT_SCHEMA,
+}
+
+
+def schema_of(step: str) -> dict[str, Any] | None:
+    return SCHEMAS.get(step.split(" ", 1)[0])
+
+
 @dataclass(kw_only=True)
 class Call:
-    """One request of a verdict: its step, the messages sent, and the answer or the error."""
+    """One request of a verdict: its step, the messages sent, and the answer or the error;
+    and whether the answer's schema went with it (``sent``, ``refused``, ``off``, "")."""
 
     step: str
     messages: list[Message]
     text: str | None
     error: str | None = None
     cached: bool = False
+    schema: str = ""
 
     def prompt_json(self) -> dict[str, Any]:
         return {"step": self.step, "messages": self.messages}
 
     def answer_json(self) -> dict[str, Any]:
-        return {"step": self.step, "text": self.text, "error": self.error, "cached": self.cached}
+        out: dict[str, Any] = {
+            "step": self.step,
+            "text": self.text,
+            "error": self.error,
+            "cached": self.cached,
+        }
+        if self.schema:
+            out["schema"] = self.schema
+        return out
 
 
 def client_name(client: Any) -> str:
@@ -125,7 +175,13 @@ def _call(step: str, request: list[Message], outcome: Any) -> Call:
         text=text,
         error=error,
         cached=bool(getattr(outcome, "cached", False)),
+        schema=str(getattr(outcome, "schema", "") or ""),
     )
+
+
+def _takes_schema(client: Any) -> bool:
+    """Whether a client's requests can carry an answer's schema (:class:`~.llm.LLMClient`)."""
+    return bool(getattr(client, "takes_schema", False))
 
 
 class Trace:
@@ -137,8 +193,12 @@ class Trace:
         self.calls: list[Call] = []
 
     def ask(self, step: str, request: list[Message]) -> Call:
+        schema = schema_of(step) if _takes_schema(self.client) else None
         try:
-            outcome = self.client.complete(request)
+            if schema is not None:
+                outcome = self.client.complete(request, schema=schema)  # type: ignore[call-arg]
+            else:
+                outcome = self.client.complete(request)
         except Exception as exc:  # a backend's own failure is recorded, not raised
             outcome = _Failed(f"{type(exc).__name__}: {exc}")
         call = _call(step, request, outcome)
@@ -149,13 +209,27 @@ class Trace:
         """Several requests at once (the client's concurrency), answers in order."""
         if not steps:
             return []
-        try:
-            outcomes = list(self.client.map([request for _, request in steps]))
-        except Exception as exc:
-            outcomes = [_Failed(f"{type(exc).__name__}: {exc}")] * len(steps)
-        if len(outcomes) != len(steps):
-            outcomes = [_Failed(f"the client returned {len(outcomes)} answers for {len(steps)}")]
-            outcomes *= len(steps)
+        # the steps of one schema go together (the client's concurrency within each)
+        groups: dict[str, list[int]] = {}
+        for i, (step, _) in enumerate(steps):
+            schema = schema_of(step) if _takes_schema(self.client) else None
+            groups.setdefault(json.dumps(schema, sort_keys=True), []).append(i)
+        outcomes: list[Any] = [None] * len(steps)
+        for key, rows in groups.items():
+            schema = json.loads(key)
+            requests = [steps[i][1] for i in rows]
+            try:
+                if schema is not None:
+                    got = list(self.client.map(requests, schema=schema))  # type: ignore[call-arg]
+                else:
+                    got = list(self.client.map(requests))
+            except Exception as exc:
+                got = [_Failed(f"{type(exc).__name__}: {exc}")] * len(rows)
+            if len(got) != len(rows):
+                got = [_Failed(f"the client returned {len(got)} answers for {len(rows)}")]
+                got *= len(rows)
+            for i, outcome in zip(rows, got, strict=True):
+                outcomes[i] = outcome
         calls = [_call(step, req, out) for (step, req), out in zip(steps, outcomes, strict=True)]
         self.calls.extend(calls)
         return calls
@@ -212,11 +286,48 @@ def label_of(value: object, table: dict[str, str] | None = None) -> str | None:
 
 @dataclass(frozen=True, kw_only=True)
 class Parsed:
-    """A label read from an answer (or None and why not), and the JSON object it came from."""
+    """A label read from an answer (or None and why not), the JSON object it came from, and how
+    it was read: ``json`` (the answer's field), ``line`` (a final ``Answer:`` line), ``label``
+    (an answer that is nothing but a label), ``prose`` (:mod:`.answers`), ``restated`` (the
+    answer to the restating question)."""
 
     label: str | None
     reason: str | None = None
     data: dict[str, Any] | None = None
+    how: str = ""
+
+
+#: the fields a JSON verdict may come in besides ``answer``
+ANSWER_ALIASES = ("verdict", "label", "decision", "conclusion", "final_answer")
+#: the fields a JSON answer to the other questions may come in
+QUESTION_KEYS = {
+    "applicability": ("applies", "applicable", "hipaa_applies", "applicability"),
+    "compliance": ("compliance", "judgment", "complies"),
+}
+#: ``<answer>permit</answer>``, ``\boxed{permit}``, ``\boxed{\text{prohibit}}``
+_TAGGED = re.compile(
+    r"<(?:answer|verdict|label|final_answer)>\s*(.{1,60}?)\s*</(?:answer|verdict|label|final_answer)>"
+    r"|\\boxed\{((?:\\text\{)?[^{}]{1,60}\}?)\}",
+    re.I | re.S,
+)
+
+
+def _clean_tag(found: tuple[str, str] | str) -> str:
+    value = " ".join(found) if isinstance(found, tuple) else found
+    return re.sub(r"\\text\{|[{}]", "", value).strip()
+
+
+def _as_word(value: Any) -> Any:
+    """A JSON value as an answer's word: booleans as yes / no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
+
+
+#: the words a final line may open with besides those asked ("Conclusion: ...")
+LINE_ALIASES = ("final verdict", "conclusion", "decision", "final answer")
+#: what the prose reader's labels of the compliance question are among per-rule judgments
+JUDGED = {"complies": "comply", "violates": "violate"}
 
 
 def final_line(text: str, words: tuple[str, ...]) -> str | None:
@@ -225,13 +336,22 @@ def final_line(text: str, words: tuple[str, ...]) -> str | None:
     lines = [ln for ln in text.strip().splitlines() if ln.strip() and ln.strip("`-* \t")]
     if not lines:
         return None
-    pattern = re.compile(
+    match = _line_pattern(words).match(lines[-1])
+    return match.group(1) if match else None
+
+
+def _line_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(
         r"^[\s>*_#-]*(?:final\s+)?(?:" + "|".join(map(re.escape, words)) + r")[\s*_]*[:：]"
         r"[\s*_]*(.+?)\s*$",
         re.I,
     )
-    match = pattern.match(lines[-1])
-    return match.group(1) if match else None
+
+
+def answer_lines(text: str, words: tuple[str, ...]) -> list[str]:
+    """The values of every ``Answer: ...`` line of an answer, in order."""
+    pattern = _line_pattern(words)
+    return [m.group(1) for ln in text.splitlines() if (m := pattern.match(ln.strip()))]
 
 
 def parse_answer(
@@ -239,28 +359,98 @@ def parse_answer(
     key: str = "answer",
     table: dict[str, str] | None = None,
     line_words: tuple[str, ...] = ("answer", "verdict"),
+    question: str | None = None,
+    translate: dict[str, str] | None = None,
 ) -> Parsed:
-    """Read the label of a model's answer (see the module docstring); never raises."""
+    """Read the label of a model's answer (see the module docstring); never raises.
+
+    ``question`` (``verdict``, ``compliance``; default ``verdict`` for the verdict labels, none
+    for another ``table``) lets the prose reader (:func:`.answers.read_prose`) read an answer
+    that gives neither a JSON field nor a final line, and a field or line that is a sentence;
+    ``translate`` maps the prose reader's labels to ``table``'s (:data:`JUDGED`).
+    """
+    from privacy_checklist.reasoning.answers import read_prose
+
+    if question is None and table is None:
+        question = "verdict"
+
+    def prose(value: str, how: str, data: dict[str, Any] | None = None) -> Parsed | None:
+        if question is None:
+            return None
+        read = read_prose(value, question)
+        if read.label is None:
+            return None
+        label = (translate or {}).get(read.label, read.label)
+        return Parsed(label=label, data=data, how=how)
+
     if text is None or not text.strip():
         return Parsed(label=None, reason="empty answer")
-    data = last_object_with(text, key)
+    keys = (
+        (key, *ANSWER_ALIASES, *QUESTION_KEYS.get(question or "", ()))
+        if key == "answer"
+        else (key,)
+    )
+    data = last_object_with(text, *keys)
     if data is not None:
-        value = field(data, key)
-        label = label_of(value, table)
-        if label is None:
-            reason = f"the JSON {key!r} field {str(value)[:80]!r} is not a label"
+        value = field(data, *keys)
+        said = {
+            label_of(_as_word(field(data, k)), table) for k in keys if field(data, k) is not None
+        }
+        said.discard(None)
+        if len(said) > 1:
+            reason = "the JSON fields disagree: " + ", ".join(sorted(str(x) for x in said))
             return Parsed(label=None, reason=reason, data=data)
-        return Parsed(label=label, data=data)
-    line = final_line(text, line_words)
+        label = label_of(_as_word(value), table)
+        if label is not None:
+            return Parsed(label=label, data=data, how="json")
+        read = prose(str(value), "json", data) if isinstance(value, str) else None
+        if read is not None:
+            return read
+        reason = f"the JSON {key!r} field {str(value)[:80]!r} is not a label"
+        return Parsed(label=None, reason=reason, data=data)
+    tagged = _TAGGED.findall(text)
+    if tagged:
+        values = {label_of(_clean_tag(v), table) for v in tagged}
+        values.discard(None)
+        if len(values) == 1:
+            return Parsed(label=values.pop(), how="tag")
+    line = final_line(text, line_words + LINE_ALIASES)
+    if line is not None and len(re.findall(r"[.!?](?:\s|$)", line.strip())) > 1:
+        line = None  # "Verdict: permitted. Wait, ...": more than a verdict, read as prose
     if line is not None:
         label = label_of(line, table)
+
+        def line_label(value: str) -> str | None:
+            found = label_of(value, table)
+            if found is None and question is not None:
+                found = read_prose(value, question).label
+                found = (translate or {}).get(found or "", found)
+            return found
+
+        said = {line_label(v) for v in answer_lines(text, line_words + LINE_ALIASES)}
+        said.discard(None)
+        if len(said) > 1:
+            reason = "the answer lines disagree: " + ", ".join(sorted(str(x) for x in said))
+            return Parsed(label=None, reason=reason)
         if label is not None:
-            return Parsed(label=label)
-        reason = f"the final {line_words[0]!r} line {line[:80]!r} is not a label"
-        return Parsed(label=None, reason=reason)
+            return Parsed(label=label, how="line")
+        read = prose(line, "line")
+        if read is not None:
+            return read
     label = label_of(text, table) if len(text.strip()) <= 40 else None
     if label is not None:
-        return Parsed(label=label)
+        return Parsed(label=label, how="label")
+    if question is not None:
+        read_whole = read_prose(text, question)
+        if read_whole.label is not None:
+            label = (translate or {}).get(read_whole.label, read_whole.label)
+            return Parsed(label=label, how="prose")
+        return Parsed(
+            label=None, reason=f"no JSON {key!r} field, no final line: {read_whole.reason}"
+        )
+    if line is not None:
+        reason = f"the final {line_words[0]!r} line {line[:80]!r} is not a label"
+        return Parsed(label=None, reason=reason)
     reason = f"no JSON {key!r} field and no final '{line_words[0].capitalize()}:' line"
     return Parsed(label=None, reason=reason)
 

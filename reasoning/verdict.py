@@ -252,6 +252,7 @@ class Verdict:
                     text=None if text is None else str(text),
                     error=None if answer.get("error") is None else str(answer["error"]),
                     cached=bool(answer.get("cached")),
+                    schema=_text(answer.get("schema")),
                 )
             )
         probabilities = {}

@@ -2,7 +2,7 @@
 
 ``ScriptedLLM(script)`` serves ``POST /v1/chat/completions``. ``script(request, count)`` gets the
 request's JSON body and how many times the same last message has been seen, and returns either
-a string (the answer), or ``("status", code)``, ``("sleep", seconds, answer)``, or ``("empty",)``.
+a string (the answer), or ``("status", code[, message])``, ``("sleep", seconds, answer)``, or ``("empty",)``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ class ScriptedLLM:
                         action[1],
                         {
                             "error": {
-                                "message": f"scripted {action[1]}",
+                                "message": (
+                                    action[2] if len(action) > 2 else f"scripted {action[1]}"
+                                ),
                                 "type": "scripted",
                                 "code": action[1],
                             }

@@ -25,6 +25,7 @@ SUBCOMMANDS = [
     "attributes",
     "annotate",
     "annotate-eval",
+    "answers",
     "norms",
     "search",
     "retrieval-eval",

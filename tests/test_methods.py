@@ -457,7 +457,7 @@ def test_parse_answer(answer, label) -> None:
         "It depends on the facts.",
         "Answer: permitted\nOn reflection, I am not sure.",  # the answer line is not the last
         "",
-        '{"verdict_text": "permitted"}',
+        '{"verdict_text": "permitted"}',  # a field no reader knows; quoted words are data
     ],
 )
 def test_parse_failures(answer) -> None:

@@ -48,7 +48,10 @@ def cmd_eval_verdicts(args: argparse.Namespace) -> int:
         raise CliError(f"{out}: is a file, not a folder; pass --out a folder")
     client = llm_client(args) if any(m not in OFFLINE_METHODS for m in methods) else None
     reasoners = {
-        m: build_reasoner(m, kb, reasoning_index(kb, args.index), client, args.k) for m in methods
+        m: build_reasoner(
+            m, kb, reasoning_index(kb, args.index), client, args.k, restate=args.restate
+        )
+        for m in methods
     }
     results: dict[str, dict[str, Any]] = {}
     stats: dict[str, RunStats] = {}

@@ -7,6 +7,7 @@ import argparse
 
 from privacy_checklist.app.cli import (
     annotate,
+    answers,
     browser,
     demo,
     evaluation,
@@ -27,7 +28,19 @@ EPILOG = """examples:
 """
 VERSION = "pcheck 0.1.0"
 # building the knowledge base, reading it, its graphs, retrieval, reasoning, the norms, showing
-GROUPS = (ingest, kb, graphs, retrieval, reasoning, evaluation, annotate, norms, demo, browser)
+GROUPS = (
+    ingest,
+    kb,
+    graphs,
+    retrieval,
+    reasoning,
+    evaluation,
+    answers,
+    annotate,
+    norms,
+    demo,
+    browser,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -88,6 +88,20 @@ def method_options(p: argparse.ArgumentParser, *, several: bool) -> None:
         metavar="K",
         help=f"paragraphs retrieved by bm25-content and ci-es-content (default {DEFAULT_K})",
     )
+    p.add_argument(
+        "--no-schema",
+        dest="schema",
+        action="store_false",
+        help="do not send the answer's JSON schema (response_format); by default it is sent, "
+        "and an endpoint that refuses it is asked without it and remembered in the cache",
+    )
+    p.add_argument(
+        "--no-restate",
+        dest="restate",
+        action="store_false",
+        help="do not ask the model once more, in the same conversation, to state its verdict "
+        "in one word when its answer holds no readable verdict",
+    )
     index_option(p)
 
 
@@ -115,6 +129,7 @@ def llm_client(args: argparse.Namespace) -> Client:
             timeout=args.llm_timeout,
             concurrency=args.concurrency,
             max_retries=args.llm_retries,
+            **({} if getattr(args, "schema", True) else {"schema": False}),
         )
     except LLMError as exc:
         raise CliError(str(exc)) from exc
@@ -128,14 +143,20 @@ def reasoning_index(kb: KnowledgeBase, directory: str | None) -> RetrievalIndex:
 
 
 def build_reasoner(
-    method: str, kb: KnowledgeBase, index: RetrievalIndex | None, client: Client | None, k: int
+    method: str,
+    kb: KnowledgeBase,
+    index: RetrievalIndex | None,
+    client: Client | None,
+    k: int,
+    *,
+    restate: bool = True,
 ) -> Reasoner:
     """The method's pipeline (``client``: None for the offline methods)."""
     from privacy_checklist.reasoning.llm import LLMError
     from privacy_checklist.reasoning.methods import build_method
 
     try:
-        return build_method(method, kb, index, client, k=k)
+        return build_method(method, kb, index, client, k=k, restate=restate)
     except (FileNotFoundError, ValueError, LLMError) as exc:
         raise CliError(str(exc)) from exc
 
@@ -156,7 +177,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     index = None if method in CHECKLIST_METHODS else reasoning_index(kb, args.index)
     client = llm_client(args) if method not in OFFLINE_METHODS else None
     return check_case(
-        build_reasoner(method, kb, index, client, args.k),
+        build_reasoner(method, kb, index, client, args.k, restate=args.restate),
         text,
         as_json=args.json,
         every=args.all,
