@@ -16,7 +16,7 @@ reads each sentence for what the law's grammar makes of it instead:
 
 A paragraph's own type is the strongest of its statements (a prohibition over a permission over
 a requirement), not the earliest; its items read through the lead that opens their list
-(:func:`lead_kind`). Where the regulation's wording leaves a reading to convention, a switch in
+(:func:`content_lead`). Where the regulation's wording leaves a reading to convention, a switch in
 ``ontologies/norm_structure.json`` says which one ships; ``pcheck annotate-eval --gold FILE
 --loso`` chooses each switch on five of the six dev sections and measures the sixth.
 """
@@ -117,7 +117,6 @@ _CONTENT_LEAD = re.compile(
     r"|\bprovides? that the [\w ]{1,40}\bwill\b",
     re.I,
 )
-_EXCEPTION_LEAD = re.compile(r"\bexcept(?:ions?)?\b|\bexcluding\b|\bother than\b", re.I)
 _LEAD_END = re.compile(
     r"(?::|—|\bas follows\.?|\bfollowing (?:circumstances|conditions|purposes)\.?)\s*$", re.I
 )
@@ -381,12 +380,7 @@ def read(text: str) -> Reading:
     return reading
 
 
-def lead_kind(lead: str) -> str:
-    """What a list's opening sentence makes of its items: "content" (what a document or duty
-    must hold), "exceptions" (the exceptions to what it states), or "items" (they read as
-    it reads)."""
-    if _EXCEPTION_LEAD.search(lead):
-        return "exceptions"
-    if _CONTENT_LEAD.search(lead):
-        return "content"
-    return "items"
+def content_lead(lead: str) -> bool:
+    """Whether a list's opening sentence says what a document or a duty must hold ("The notice
+    must contain the following statements:"): its items are that content, not flows."""
+    return bool(_CONTENT_LEAD.search(lead))

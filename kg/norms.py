@@ -318,7 +318,7 @@ class RulesAnnotator:
         return self._types[node_id]
 
     def norm_type(self, node_id: str) -> str:
-        if self.structure and self.switches.content and self._lead(node_id) == "content":
+        if self.structure and self.switches.content and self._in_content(node_id):
             return "definition"  # an item of what a document or a duty must hold
         for node in reversed(self.tree.path(node_id)):
             if node.kind != "paragraph":
@@ -334,21 +334,16 @@ class RulesAnnotator:
                 return found
         return "definition"
 
-    def _lead(self, node_id: str) -> str:
-        """What the list leads above a paragraph make of it (:func:`.deontic.lead_kind`):
-        "content" when any of them says what a document or a duty must hold, else the nearest
-        one's kind, "" when no ancestor paragraph opens a list."""
-        nearest = ""
+    def _in_content(self, node_id: str) -> bool:
+        """Whether a list lead above a paragraph says what a document or a duty must hold
+        (:func:`.deontic.content_lead`)."""
         for node in reversed(self.tree.path(node_id)[:-1]):
             if node.kind != "paragraph":
                 break
             lead = self.reading(node.id).lead
-            if lead:
-                kind = deontic.lead_kind(lead)
-                if kind == "content":
-                    return kind
-                nearest = nearest or kind
-        return nearest
+            if lead and deontic.content_lead(lead):
+                return True
+        return False
 
     def annotate(self, node_id: str) -> Norm:
         path = [n for n in self.tree.path(node_id) if n.kind in ("section", "paragraph")]

@@ -343,11 +343,7 @@ def _labels(clause: str, question: str) -> list[tuple[str, bool]]:
             label = "permit" if question == "verdict" else "complies"
         else:
             label = "prohibit" if question == "verdict" else "violates"
-        hedged = bool(_MODAL_HEDGE.search(clause[: predicate.start()])) or bool(
-            re.match(r"(?:be|been)\s", predicate.group(0))
-            and _MODAL_HEDGE.search(clause[: predicate.start()])
-        )
-        out.append((label, hedged))
+        out.append((label, bool(_MODAL_HEDGE.search(clause[: predicate.start()]))))
     return out
 
 
