@@ -374,14 +374,13 @@ def parse_answer(
     if question is None and table is None:
         question = "verdict"
 
-    def prose(value: str, how: str, data: dict[str, Any] | None = None) -> Parsed | None:
+    def prose(value: str) -> tuple[str | None, str]:
+        """The prose reader's label (in ``table``'s words) and its reason."""
         if question is None:
-            return None
+            return None, "no question to read prose for"
         read = read_prose(value, question)
-        if read.label is None:
-            return None
-        label = (translate or {}).get(read.label, read.label)
-        return Parsed(label=label, data=data, how=how)
+        label = (translate or {}).get(read.label, read.label) if read.label else None
+        return label, read.reason
 
     if text is None or not text.strip():
         return Parsed(label=None, reason="empty answer")
@@ -403,9 +402,9 @@ def parse_answer(
         label = label_of(_as_word(value), table)
         if label is not None:
             return Parsed(label=label, data=data, how="json")
-        read = prose(str(value), "json", data) if isinstance(value, str) else None
-        if read is not None:
-            return read
+        label = prose(value)[0] if isinstance(value, str) else None
+        if label is not None:
+            return Parsed(label=label, data=data, how="json")
         reason = f"the JSON {key!r} field {str(value)[:80]!r} is not a label"
         return Parsed(label=None, reason=reason, data=data)
     tagged = _TAGGED.findall(text)
@@ -419,35 +418,24 @@ def parse_answer(
         line = None  # "Verdict: permitted. Wait, ...": more than a verdict, read as prose
     if line is not None:
         label = label_of(line, table)
-
-        def line_label(value: str) -> str | None:
-            found = label_of(value, table)
-            if found is None and question is not None:
-                found = read_prose(value, question).label
-                found = (translate or {}).get(found or "", found)
-            return found
-
-        said = {line_label(v) for v in answer_lines(text, line_words + LINE_ALIASES)}
+        said = {
+            label_of(v, table) or prose(v)[0] for v in answer_lines(text, line_words + LINE_ALIASES)
+        }
         said.discard(None)
         if len(said) > 1:
             reason = "the answer lines disagree: " + ", ".join(sorted(str(x) for x in said))
             return Parsed(label=None, reason=reason)
+        label = label or prose(line)[0]
         if label is not None:
             return Parsed(label=label, how="line")
-        read = prose(line, "line")
-        if read is not None:
-            return read
     label = label_of(text, table) if len(text.strip()) <= 40 else None
     if label is not None:
         return Parsed(label=label, how="label")
     if question is not None:
-        read_whole = read_prose(text, question)
-        if read_whole.label is not None:
-            label = (translate or {}).get(read_whole.label, read_whole.label)
+        label, why = prose(text)
+        if label is not None:
             return Parsed(label=label, how="prose")
-        return Parsed(
-            label=None, reason=f"no JSON {key!r} field, no final line: {read_whole.reason}"
-        )
+        return Parsed(label=None, reason=f"no JSON {key!r} field, no final line: {why}")
     if line is not None:
         reason = f"the final {line_words[0]!r} line {line[:80]!r} is not a label"
         return Parsed(label=None, reason=reason)
