@@ -31,6 +31,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "app": ("streamlit", "pandas"),
     "train": ("sklearn",),
     "parse": ("spacy",),
+    "guard": ("presidio_analyzer", "presidio_anonymizer"),
     "local": ("torch", "transformers", "gguf", "accelerate"),
 }
 

@@ -33,11 +33,9 @@ from __future__ import annotations
 import datetime
 import json
 import re
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib import import_module
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,26 +72,13 @@ IDENTIFIER = "identifier"
 @cache
 def load_parser(model: str = MODEL) -> Any | None:
     """The spaCy pipeline (loaded once a process), or None when spaCy or the model is not
-    installed.
-
-    spaCy's tensor library (thinc) imports torch whenever torch is installed, which costs
-    seconds and hundreds of megabytes the parser never uses; it is kept out while the model
-    loads, unless something in the process imported torch already.
+    installed; torch kept out while it loads (:func:`privacy_checklist.kg.phi.load_pipeline`).
+    The entity recognizer costs a third of the time and reads nothing the reader needs that
+    the parse and the lexicons do not (measured on the regression and synthetic sets).
     """
-    blocked = [name for name in ("torch", "cupy") if name not in sys.modules]
-    for name in blocked:
-        sys.modules[name] = None  # type: ignore[assignment]
-    try:
-        module = import_module(model)
-        # the entity recognizer costs a third of the time and reads nothing the reader needs
-        # that the parse and the lexicons do not (measured on the regression and synthetic sets)
-        return module.load(exclude=["ner"])
-    except (ImportError, OSError):
-        return None
-    finally:
-        for name in blocked:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]
+    from privacy_checklist.kg.phi import load_pipeline
+
+    return load_pipeline(model, exclude=["ner"])
 
 
 # --------------------------------------------------------------------------- cues

@@ -26,6 +26,8 @@ SUBCOMMANDS = [
     "annotate",
     "annotate-eval",
     "answers",
+    "guard",
+    "guard-eval",
     "norms",
     "search",
     "retrieval-eval",

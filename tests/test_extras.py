@@ -283,7 +283,7 @@ def test_every_imported_package_is_declared() -> None:
     }
     assert not undeclared, f"imported but not declared in pyproject.toml: {undeclared}"
     assert set(EXTRAS) <= set(extras)
-    assert extras["all"] == ["privacy-checklist[embeddings,llm,app,train,parse]"]
+    assert extras["all"] == ["privacy-checklist[embeddings,llm,app,train,parse,guard]"]
     core = _requirement_names(project["dependencies"])
     assert not core & {"sentence-transformers", "chromadb", "streamlit", "openai", "torch"}
 

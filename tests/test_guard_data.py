@@ -1,6 +1,7 @@
-"""The guard's labelled sets (issue 17, written ahead of the guard): every span where it says,
-every label from the vocabulary, every purpose represented, so the guard is measured on sound
-data when it lands."""
+"""The guard's labelled sets (issue 17): every span where it says, every label from the
+vocabulary, every purpose represented, so the guard is measured on sound data. The first set was
+written ahead of the guard; each leave-out set by another writer who saw neither the engine nor
+the other sets."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import itertools
 import json
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 DATA = Path(__file__).parent / "data"
 PURPOSES = {
@@ -30,14 +33,26 @@ def _lines(name: str) -> list[dict]:
     return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
 
 
-def test_every_draft_and_span_is_sound() -> None:
-    drafts = _lines("guard_drafts.jsonl")
-    assert len(drafts) >= 150 and len({d["id"] for d in drafts}) == len(drafts)
+#: the development set, then the leave-out sets (each by another writer who saw neither the
+#: engine nor the other sets; a few drafts may carry nothing to guard)
+SETS = {
+    "guard_drafts.jsonl": (150, 15, 0),
+    "guard_drafts_leaveout.jsonl": (80, 8, 6),
+    "guard_drafts_leaveout2.jsonl": (80, 8, 6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_every_draft_and_span_is_sound(name: str) -> None:
+    least, per_purpose, empty = SETS[name]
+    drafts = _lines(name)
+    assert len(drafts) >= least and len({d["id"] for d in drafts}) == len(drafts)
     counts = Counter(d["purpose"] for d in drafts)
-    assert set(counts) == PURPOSES and min(counts.values()) >= 15
+    assert set(counts) == PURPOSES and min(counts.values()) >= per_purpose
+    assert sum(not d["spans"] for d in drafts) <= empty
     for draft in drafts:
         assert draft["verdict"] in ("permit", "prohibit") and draft["text"].strip()
-        assert draft["spans"], draft["id"]
+        assert draft["spans"] or draft["verdict"] == "permit", draft["id"]
         ends = sorted((s["start"], s["end"]) for s in draft["spans"])
         no_overlap = all(a[1] <= b[0] for a, b in itertools.pairwise(ends))
         assert no_overlap, draft["id"]
@@ -47,12 +62,20 @@ def test_every_draft_and_span_is_sound() -> None:
         if draft["purpose"] in EXEMPT:
             assert all(s["needed"] for s in draft["spans"]), draft["id"]
     spans = [s for d in drafts for s in d["spans"]]
-    assert sum(not s["needed"] for s in spans) >= 100  # enough to measure removal
+    assert sum(not s["needed"] for s in spans) >= 60  # enough to measure removal
 
 
-def test_every_conversation_is_sound() -> None:
-    conversations = _lines("guard_conversations.jsonl")
-    assert len(conversations) >= 30
+@pytest.mark.parametrize(
+    "name",
+    [
+        "guard_conversations.jsonl",
+        "guard_conversations_leaveout.jsonl",
+        "guard_conversations_leaveout2.jsonl",
+    ],
+)
+def test_every_conversation_is_sound(name: str) -> None:
+    conversations = _lines(name)
+    assert len(conversations) >= 15
     for conversation in conversations:
         assert conversation["purpose"] in PURPOSES
         turns = conversation["turns"]

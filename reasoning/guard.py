@@ -1,0 +1,1191 @@
+"""Minimum necessary before a message leaves: guard a draft, a prompt, a conversation.
+
+:class:`Guard` ``.check(text, to=..., purpose=..., sender=...)`` reads
+
+1. the purpose, from the words a person types for it and for the recipient (through the
+   purposes of ``reasoning/data/guard_purposes.json`` and the role graph); one that cannot be
+   read is reported (``purpose.key`` None), never guessed;
+2. the flow and its verdict from the checklist reasoner: the sender (default: the user's own
+   covered entity), the recipient's roles, the condition the purpose states (treatment,
+   payment, to the individual ...) and the facts the checklist's reader finds in the words
+   (an authorization, a court order, a waiver, stated or denied);
+3. every span of protected health information (:mod:`privacy_checklist.kg.phi`), and for
+   each whether the purpose needs it and why, naming the norm: nothing is flagged where
+   minimum necessary does not apply (164.502(b)(2): treatment, the individual, an
+   authorization, required by law);
+4. the rewrite: unneeded identifiers generalised (names to roles, dates to the year, ages
+   over 89 to "90 or older", addresses to the state) or removed, sentences carrying only
+   unneeded health information dropped, a message with no permission at all replaced by a
+   decline; then re-checked (no unneeded identifier left, every needed span kept, the
+   verdict recomputed).
+
+:meth:`Guard.conversation` judges each outgoing turn against what its recipient has already
+been told and stops the one that would complete a prohibited disclosure.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from privacy_checklist.kg.phi import PhiReader, PhiSpan, identifier_types
+from privacy_checklist.reasoning.checklist import Fact, FlowFacts, data_path, decide
+
+if TYPE_CHECKING:
+    from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.verdict import Verdict
+
+#: who sends when the person does not say: the user's own covered entity
+DEFAULT_SENDER = "our practice's staff"
+COVERED = frozenset({"covered entity", "business associate", "health care provider", "health plan"})
+#: the most characters one message may hold
+MAX_CHARS = 20_000
+PERMIT, PROHIBIT = "permit", "prohibit"
+MINIMUM_NECESSARY = "164.502(b)(1)"
+#: what an identifier that has no general form becomes in a rewrite
+MARKERS = {"PHOTO": "[photo removed]", "BIOMETRIC": "[biometric removed]", "URL": "[link removed]"}
+DECLINE = (
+    "We can't share information about a patient without the patient's written authorization "
+    "or a court order; please send either and we will respond."
+)
+
+
+class GuardError(ValueError):
+    """The input cannot be guarded (empty, too long, not text); the message says why."""
+
+
+@functools.cache
+def purposes_data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(data_path("guard_purposes.json").read_text("utf-8"))
+    return data
+
+
+def purpose_keys() -> list[str]:
+    return list(purposes_data()["purposes"])
+
+
+def _has(words: Iterable[str], text: str) -> list[str]:
+    """The words found in ``text`` as whole words, a word inside a longer one found counted
+    once ("the patient" and "patient" at the same place)."""
+    found: list[tuple[int, int, str]] = []
+    for hit in _alternation(tuple(sorted(set(words), key=lambda w: (-len(w), w)))).finditer(
+        text.lower()
+    ):
+        start, end = hit.span(1)
+        if not any(a <= start and end <= b for a, b, _ in found):
+            found.append((start, end, hit.group(1)))
+    seen: set[str] = set()
+    out = []
+    for _a, _b, word in sorted(found):
+        if word not in seen:
+            seen.add(word)
+            out.append(word)
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _alternation(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for a word list, longest first, each as a whole word (overlaps allowed)."""
+    body = "|".join(re.escape(w.lower()) for w in words) or "(?!)"
+    return re.compile(rf"(?=(?<![\w-])({body})(?![\w-]))")
+
+
+def _recipient_parts(to: str) -> tuple[str, str]:
+    """A recipient's head and the rest: "Ms. Park, workers' comp attorney for the patient" is
+    ("Ms. Park, workers' comp attorney", "for the patient"); words in brackets are the rest;
+    "the patient's employer" is the employer."""
+    possessive = (
+        r"(?i)\b(?:the\s+|a\s+|his\s+|her\s+)?(?:patient|member|employee|client|individual)"
+        r"['’]s\b"
+    )
+    brackets = re.findall(r"\(([^)]*)\)", to)
+    # a short bracket says who the head is ("Keisha (the patient)"); a long one says more
+    short = [b for b in brackets if len(b.split()) <= 3]
+    inside = re.sub(possessive, " ", " ".join(b for b in brackets if b not in short))
+    bare = re.sub(possessive, " ", re.sub(r"\([^)]*\)", " ", to) + " " + " ".join(short))
+    cut = re.search(
+        r"(?i)\b(?:for|of|representing|represents|on behalf of|at|who|where|that|with|via|"
+        r"about|regarding)\b",
+        bare,
+    )
+    head = bare[: cut.start()] if cut else bare
+    rest = (bare[cut.start() :] if cut else "") + " " + inside
+    return " ".join(head.split()), " ".join(rest.split())
+
+
+@dataclass(frozen=True)
+class PurposeReading:
+    """What the message is for: a purpose of the data file, or None (not read) with why."""
+
+    key: str | None
+    how: str
+    words: str = ""
+    unverified: str = ""
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        spec: dict[str, Any] = purposes_data()["purposes"].get(self.key or "", {})
+        if self.unverified and spec:
+            # who the recipient is is not verified: not exempt, no permission, nothing may go
+            spec = {k: v for k, v in spec.items() if k not in ("exempt", "presume", "deidentify")}
+            spec["permission"] = spec.get("permission") or ["verified_identity"]
+            spec["norm"] = self.unverified
+            spec["needs"] = (
+                "nothing may go until the recipient's identity and authority are verified"
+            )
+        return spec
+
+    def to_json(self) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "key": self.key,
+            "label": spec.get("label"),
+            "norm": spec.get("norm"),
+            "how": self.how,
+            "words": self.words,
+        }
+
+
+@dataclass(frozen=True)
+class SpanDecision:
+    """One span and what the purpose makes of it."""
+
+    span: PhiSpan
+    needed: bool | None
+    why: str
+    norm: str
+    action: str = "keep"  # keep | generalise | remove | drop-sentence
+    replacement: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.span.to_json(),
+            "needed": self.needed,
+            "why": self.why,
+            "norm": self.norm,
+            "action": self.action,
+            **({"replacement": self.replacement} if self.action == "generalise" else {}),
+        }
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """The rewrite checked again: identifiers the purpose does not need that are still there,
+    needed spans that went missing, and the verdict on the rewrite."""
+
+    leaked: list[dict[str, Any]]
+    dropped: list[dict[str, Any]]
+    verdict: str
+    explanation: str
+
+    @property
+    def passed(self) -> bool:
+        return not self.leaked and not self.dropped
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "leaked": self.leaked,
+            "dropped": self.dropped,
+            "verdict": self.verdict,
+            "explanation": self.explanation,
+        }
+
+
+@dataclass
+class Guarded:
+    """A draft message guarded: the flow, the spans and what each is for, the rewrite."""
+
+    text: str
+    sender: str
+    recipient: str
+    purpose: PurposeReading
+    flow: dict[str, Any]
+    minimum_necessary: str
+    verdict: str
+    explanation: str
+    decisions: list[SpanDecision]
+    rewrite: str | None = None
+    recheck: Recheck | None = None
+    notes: list[str] = field(default_factory=list)
+    #: the LLM's fluent rewrite, when one was asked for: its text, whether the re-check
+    #: accepted it, and why not
+    fluent: dict[str, Any] | None = None
+    context: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def unneeded(self) -> list[SpanDecision]:
+        return [d for d in self.decisions if d.needed is False]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "explanation": self.explanation,
+            "sender": self.sender,
+            "recipient": self.recipient,
+            "purpose": self.purpose.to_json(),
+            "minimum_necessary": self.minimum_necessary,
+            "flow": self.flow,
+            "spans": [d.to_json() for d in self.decisions],
+            "rewrite": self.rewrite,
+            "recheck": self.recheck.to_json() if self.recheck else None,
+            "notes": self.notes,
+            **({"fluent": self.fluent} if self.fluent is not None else {}),
+        }
+
+
+def check_message(text: Any, what: str = "the message") -> str:
+    """The message as text, or a :class:`GuardError` saying in one line why not."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise GuardError(f"{what} is not UTF-8 text (byte {exc.start})") from exc
+    if not isinstance(text, str):
+        raise GuardError(f"{what} must be text, not {type(text).__name__}")
+    if "\x00" in text:
+        raise GuardError(f"{what} is binary, not text")
+    if not text.strip():
+        raise GuardError(f"{what} is empty")
+    if len(text) > MAX_CHARS:
+        raise GuardError(
+            f"{what} has {len(text):,} characters; the guard reads one message of at most "
+            f"{MAX_CHARS:,}"
+        )
+    if re.search(r"<(?:html|body|p|div|br|span)\b", text, re.I):
+        text = _html_text(text)
+        if not text.strip():
+            raise GuardError(f"{what} is HTML with no text in it")
+    return str(text)
+
+
+def json_lines(lines: Iterable[str], name: str, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """One JSON object a line, each with the text fields ``keys``; a ValueError names the line
+    at fault and what it needs. Blank lines are skipped; a file with none is an error."""
+    out: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if "\x00" in line:
+            raise ValueError(f"{name}:{number}: binary, not JSON lines")
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}:{number}: not JSON ({exc.msg}); one object a line") from exc
+        if not isinstance(row, dict) or not all(
+            isinstance(row.get(k), str) and row[k].strip() for k in keys
+        ):
+            wanted = ", ".join(f'"{k}": "..."' for k in keys)
+            raise ValueError(f"{name}:{number}: needs {{{wanted}}}")
+        out.append(row)
+    if not out:
+        raise ValueError(f"{name}: nothing in the file")
+    return out
+
+
+def _html_text(text: str) -> str:
+    """An HTML message read as its text (an email's body pasted with its markup)."""
+    import lxml.html
+
+    root = lxml.html.fromstring(text)
+    for node in root.iter("script", "style"):
+        node.drop_tree()
+    return " ".join(str(root.text_content()).split())
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans: split after . ! ? (not inside a number or an initial) and at lines."""
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    for found in re.finditer(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[@])|\n+", text):
+        before = text[max(0, found.start() - 4) : found.start()]
+        if re.search(r"(?:\b[A-Z]|Dr|Mr|Ms|Mrs|St|vs|No)\.$", before):
+            continue
+        bounds.append((start, found.start()))
+        start = found.end()
+    bounds.append((start, len(text)))
+    return [(a, b) for a, b in bounds if text[a:b].strip()]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The flow a message is judged in (kept for the re-check of its rewrite)."""
+
+    sender: str
+    to: str
+    purpose: PurposeReading
+    flow: FlowFacts
+    verdict: Verdict
+    permitted: bool | None
+    rests: str
+    known: str = ""
+
+
+@dataclass
+class Guard:
+    """The guard (see the module docstring).
+
+    Args:
+        kb: the knowledge base.
+        reasoner: the checklist reasoner (default: one on ``kb``, the checklist alone).
+        phi: the span reader (default: one on ``kb``, with spaCy when installed).
+        presidio: also run Presidio's analyzer for names and places ("auto": when installed).
+    """
+
+    kb: KnowledgeBase
+    reasoner: ChecklistReasoner | None = None
+    phi: PhiReader | None = None
+    presidio: Any = False
+
+    def __post_init__(self) -> None:
+        if self.reasoner is None:
+            from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+
+            self.reasoner = ChecklistReasoner(self.kb, blend=False)
+        if self.phi is None:
+            self.phi = PhiReader(self.kb, presidio=self.presidio)
+        from privacy_checklist.reasoning.facts import FactReader
+
+        self._cues = FactReader(self.kb, nlp=None)
+        self._lead_reads: dict[str, list[FlowFacts]] = {}
+        data = purposes_data()
+        self._purposes: dict[str, dict[str, Any]] = data["purposes"]
+        dig = data["digression"]
+        self._digression = re.compile(
+            rf"(?i)(?<![\w-])(?:{'|'.join(re.escape(c) for c in dig['cues'])})(?![\w-])"
+            rf"|{dig['years']}"
+        )
+        self._justified = re.compile(rf"(?i)(?:{'|'.join(re.escape(c) for c in dig['justified'])})")
+        self._instruction = re.compile(
+            rf"(?i)\b(?:{'|'.join(re.escape(c) for c in dig['instructions'])})\b"
+        )
+        self._birth = re.compile(data["dates"]["birth"])
+        self._staff_words = re.compile(
+            rf"(?i)\b(?:{'|'.join(re.escape(w) for w in data['staff_words'])})\b"
+        )
+        from privacy_checklist.kg.phi import phi_data
+
+        names = phi_data()["names"]
+        persons = sorted({*names["kin"], *names["lead_words"][:18]}, key=len, reverse=True)
+        self._person_before = re.compile(
+            rf"(?i)\b(?:{'|'.join(re.escape(w) for w in persons)})\s*[:,]?\s*$"
+        )
+        self._denied = re.compile(
+            r"(?i)\b(?:without|no|not|never|until|pending|before|once|lacks?|missing|"
+            r"don't|doesn't|didn't|haven't|hasn't|can't|cannot|won't)\b[^.;]*$"
+        )
+        self._labels = re.compile(data["labels"])
+
+    # ----------------------------------------------------------------- purpose
+
+    def read_purpose(self, purpose: str | None, to: str | None, text: str = "") -> PurposeReading:
+        """The purpose from what the person typed: the purpose's words, and the recipient's,
+        its head ("the attorney" in "the attorney for the patient's employer") counting more
+        than what follows it or is in brackets; a recipient that defines the flow (an outside
+        model, an attorney, the public) decides it whatever the purpose's words. The
+        message's own words only when neither option is given. None, with why, when nothing
+        reads."""
+        scores: dict[str, float] = {}
+        how: dict[str, list[str]] = {}
+        head, rest = _recipient_parts(to or "")
+        plain = _recipient_parts(re.sub(r"\([^)]*\)", " ", to or ""))[0]
+        roles = self._roles(plain) if plain else frozenset()
+        for key, spec in self._purposes.items():
+            hits: list[str] = []
+            score = 0.0
+            if purpose:
+                found = _has([*spec.get("words", []), *key.split("_")], purpose)
+                score += 4 * len(found)
+                hits += [f"purpose '{w}'" for w in found]
+            if head or rest:
+                found = _has(spec.get("recipient_words", []), head)
+                score += 3 * len(found)
+                hits += [f"recipient '{w}'" for w in found]
+                if found and spec.get("recipient_decides"):
+                    score += 8
+                    hits.append("the recipient decides the purpose")
+                also = [] if spec.get("head_only") else _has(spec.get("recipient_words", []), rest)
+                score += len(also)
+                hits += [f"recipient's words '{w}'" for w in also]
+                by_role = sorted(set(spec.get("roles", [])) & roles)
+                score += len(by_role)
+                hits += [f"recipient's role '{r}'" for r in by_role]
+            if not purpose and not to and text:
+                found = _has(spec.get("words", []) + spec.get("recipient_words", []), text[:300])
+                score += len(found)
+                hits += [f"message '{w}'" for w in found]
+            if score:
+                scores[key], how[key] = score, hits
+        if not scores:
+            said = " / ".join(w for w in (purpose, to) if w) or "the message"
+            return PurposeReading(
+                None,
+                f"no purpose read in {said!r}; say it as one of: "
+                + ", ".join(s["label"] for s in self._purposes.values()),
+                purpose or "",
+            )
+        best = max(scores, key=lambda k: scores[k])
+        tied = [k for k, v in scores.items() if v == scores[best] and k != best]
+        note = f" (tied with {', '.join(tied)}: the first listed wins)" if tied else ""
+        if purpose and not any(h.startswith("purpose") for h in how[best]):
+            note += f"; the purpose's words {purpose!r} were not read: the recipient decides"
+        return PurposeReading(best, "; ".join(how[best]) + note, purpose or "")
+
+    def _roles(self, phrase: str) -> frozenset[str]:
+        """The roles (with ancestors) the role graph reads in a party's words."""
+        assert self.reasoner is not None and self.reasoner.reader is not None
+        bare = re.sub(r"\([^)]*\)", "", phrase).strip() or phrase
+        roles, _role, _how = self.reasoner.reader.roles_of(bare)
+        return roles
+
+    # ----------------------------------------------------------------- the flow
+
+    def flow(
+        self, text: str, sender: str, to: str, purpose: PurposeReading, identifiers: bool
+    ) -> tuple[Verdict, FlowFacts]:
+        """The flow the message makes and the checklist reasoner's verdict on it: the
+        checklist's cues read the sentence the options make ("The sender discloses the
+        patient's health information to the recipient for the purpose.", formulaic, so
+        without the parse); the roles come from the role graph, the purpose's condition from
+        the purpose, and whether the message names an identifier decides whether it is
+        protected health information at all. The message's own words are read for the
+        purpose's conditions by :meth:`permission`."""
+        assert self.reasoner is not None and self.reasoner.reader is not None
+        assert self.reasoner.catalogue is not None
+        said = purpose.words or (purpose.spec.get("label") or "")
+        lead = (
+            f"The {sender} discloses the patient's health information to {to or 'someone'}"
+            f"{f' for {said}' if said else ''}."
+        )
+        narrative = lead
+        flows = self._lead_flows(lead)
+        base = (flows or [FlowFacts()])[0]
+        facts = dict(base.facts)
+        # what the options state (a purpose, "no authorization"), read by the checklist's cues
+        # without the parse (the sentence is formulaic); the message's own words are read for
+        # the purpose's conditions by permission()
+        for other in flows:
+            for key, fact in other.facts.items():
+                if key not in facts or facts[key].value is None:
+                    facts[key] = fact
+        for key, fact in list(facts.items()):
+            if (
+                fact.value is True
+                and fact.start >= 0
+                and self._denied.search(narrative[max(0, fact.start - 45) : fact.start])
+            ):
+                facts[key] = replace(fact, value=False, evidence=f"denied: {fact.evidence}")
+        sender_roles = self._roles(sender) or frozenset({"covered entity", "health care provider"})
+        recipient_roles = (self._roles(to) if to else frozenset()) or base.recipient_roles
+        spec = purpose.spec
+        for kind in spec.get("states", []):
+            if facts.get(kind) is None or facts[kind].value is None:
+                facts[kind] = Fact(
+                    kind, True, evidence=f"the purpose: {spec['label']}", source="guard"
+                )
+        if purpose.key == "individual":
+            recipient_roles = recipient_roles | {"individual"}
+        facts["sender_covered"] = (
+            Fact(
+                "sender_covered",
+                True,
+                evidence=f"{sender} (the user's covered entity)",
+                source="guard",
+            )
+            if not (sender_roles & COVERED) or sender == DEFAULT_SENDER
+            else facts.get(
+                "sender_covered", Fact("sender_covered", True, evidence=sender, source="guard")
+            )
+        )
+        facts["information_is_phi"] = Fact(
+            "information_is_phi",
+            identifiers,
+            evidence="an identifier names the patient"
+            if identifiers
+            else "no identifier is left: de-identified (164.514(b)(2))",
+            source="guard",
+        )
+        flow = replace(
+            base,
+            sender_roles=sender_roles | frozenset({"covered entity"}),
+            recipient_roles=recipient_roles,
+            information=base.information or frozenset({"protected health information"}),
+            facts=facts,
+            summary=f"{sender} -> {to or '(recipient not given)'}: {said or 'purpose not read'}",
+        )
+        checklist = decide(self.reasoner.catalogue, flow, self.reasoner.rule)
+        return self.reasoner.verdict([checklist]), flow
+
+    def _lead_flows(self, lead: str) -> list[FlowFacts]:
+        """The flows the checklist's cues read in the options' sentence (kept: the same
+        options recur)."""
+        if lead not in self._lead_reads:
+            if len(self._lead_reads) > 1024:
+                self._lead_reads.clear()
+            self._lead_reads[lead] = self._cues.read(lead)
+        return self._lead_reads[lead]
+
+    def permission(
+        self, purpose: PurposeReading, flow: FlowFacts, text: str = ""
+    ) -> tuple[bool | None, str, str]:
+        """Whether a condition the purpose needs is stated (None: the purpose needs none),
+        the norm it rests on and the condition's kind: a fact of the flow, or the condition's
+        words in what the person typed or in the message, not denied ("without her
+        authorization"); a purpose that presumes its condition (a family member written to
+        about care) has it unless it is denied or the recipient is unverified."""
+        spec = purpose.spec
+        kinds = spec.get("permission")
+        if not kinds:
+            return None, spec.get("norm", ""), ""
+        said = f"{purpose.words} ; {text}"
+        denied = False
+        for kind in kinds:
+            stated = flow.fact(kind).value
+            if stated is None:
+                stated = self._stated(kind, said)
+            if stated is True:
+                return True, spec.get("norms_by_permission", {}).get(kind, spec["norm"]), kind
+            denied = denied or stated is False
+        unverified = _has(spec.get("presume_unless", []), f"{purpose.words} ; {text[:400]}")
+        if spec.get("presume") and not denied and not unverified:
+            return True, f"{spec['norm']} (presumed: confirm it holds)", kinds[0]
+        return False, spec.get("deidentify") or "164.502(a)", ""
+
+    def _stated(self, kind: str, said: str) -> bool | None:
+        words = purposes_data()["permission_words"].get(kind, [])
+        value: bool | None = None
+        for word in words:
+            for found in re.finditer(rf"(?i)(?<![\w-]){re.escape(word)}(?![\w-])", said):
+                if self._denied.search(said[max(0, found.start() - 45) : found.start()]):
+                    value = False if value is None else value
+                else:
+                    return True
+        return value
+
+    # ----------------------------------------------------------------- spans
+
+    def decide_spans(
+        self,
+        text: str,
+        spans: Sequence[PhiSpan],
+        purpose: PurposeReading,
+        permitted: bool | None,
+        recipient_roles: frozenset[str],
+        rests: str = "",
+    ) -> tuple[list[SpanDecision], str]:
+        """Each span needed or not, and whether minimum necessary applies (its paragraph, or
+        the exemption that lifts it)."""
+        spec = purpose.spec
+        if purpose.key is None:
+            return [
+                SpanDecision(s, None, "the purpose was not read, so what it needs is unknown", "")
+                for s in spans
+            ], "unknown: the purpose was not read"
+        if spec.get("exempt"):
+            why = (
+                f"minimum necessary does not apply to a disclosure for {spec['label']} "
+                f"({spec['exempt']})"
+            )
+            return [SpanDecision(s, True, why, spec["exempt"]) for s in spans], (
+                f"does not apply: {spec['exempt']}"
+            )
+        auth = ""
+        if permitted is True and rests.startswith("164.508"):
+            auth = " under the authorization (164.502(b)(2)(iii)) within what it covers"
+        sentences = _sentences(text)
+        out: list[SpanDecision] = []
+        family = bool(recipient_roles & {"family member", "relative", "friend"})
+        for span in spans:
+            if span.addressee and span.kind == "identifier":
+                if purpose.key not in ("individual", "public", "reminder", "family") and not family:
+                    continue  # the recipient's own name ("Dear Ms. Castellano,"): no one's PHI
+                if family or purpose.key == "family":
+                    span = replace(span, type="RELATIVE_NAME")
+            sentence = next(((a, b) for a, b in sentences if a <= span.start < b), (0, len(text)))
+            out.append(self._decide(text, span, sentence, purpose, permitted, auth))
+        return out, f"applies: {MINIMUM_NECESSARY}{auth}"
+
+    def _decide(
+        self,
+        text: str,
+        span: PhiSpan,
+        sentence: tuple[int, int],
+        purpose: PurposeReading,
+        permitted: bool | None,
+        auth: str,
+    ) -> SpanDecision:
+        spec = purpose.spec
+        label = spec["label"]
+        if permitted is False and not spec.get("deidentify"):
+            return SpanDecision(
+                span,
+                False,
+                f"no permission for {label} is stated (one of: "
+                f"{', '.join(spec.get('permission', []))}), so nothing about the patient may go",
+                spec.get("norm", "164.502(a)")
+                if spec.get("norm") == "164.502(a)"
+                else "164.502(a)",
+            )
+        said = text[sentence[0] : sentence[1]]
+        line = text[: span.start].rsplit("\n", 1)[-1]
+        if span.type in ("EMAIL", "PHONE", "FAX") and re.search(r"(?i)\bto:\s*$", line):
+            return SpanDecision(span, True, "the address the message is sent to", spec["norm"])
+        if span.kind == "identifier":
+            wanted = spec.get("identifiers", "*")
+            deidentify = spec.get("always_deidentify") or (
+                permitted is False and spec.get("deidentify")
+            )
+            if deidentify:
+                return SpanDecision(
+                    span,
+                    False,
+                    f"{label}: de-identified information only, and "
+                    f"{identifier_types()[span.type]['label']} is one of the 18 identifiers",
+                    spec.get("deidentify", "164.514(b)(2)"),
+                )
+            if (
+                span.type == "DATE"
+                and "birth" in spec.get("drop_dates", [])
+                and self._is_birth(text, span)
+            ):
+                return SpanDecision(
+                    span, False, f"{label} does not need the date of birth", MINIMUM_NECESSARY
+                )
+            if wanted == "*" or span.type in wanted:
+                if wanted == "*" and self._aside(said, span, text):
+                    return SpanDecision(
+                        span, False, f"beside the purpose ({label}){auth}", MINIMUM_NECESSARY
+                    )
+                return SpanDecision(
+                    span, True, f"{label}: {spec.get('needs', 'needed')}", spec.get("norm", "")
+                )
+            return SpanDecision(
+                span,
+                False,
+                f"{label} does not need {identifier_types()[span.type]['label']} "
+                f"({spec.get('needs', '')})",
+                MINIMUM_NECESSARY,
+            )
+        rule = spec.get("health", "relevant")
+        if rule == "none":
+            return SpanDecision(span, False, f"{label}: {spec.get('needs', '')}", spec["norm"])
+        if rule == "instructions":
+            if self._instruction.search(said):
+                return SpanDecision(
+                    span, True, f"{label}: what the patient must do to prepare", spec["norm"]
+                )
+            return SpanDecision(span, False, f"{label}: {spec.get('needs', '')}", MINIMUM_NECESSARY)
+        if rule == "relevant" and self._aside(said, span, text):
+            return SpanDecision(
+                span,
+                False,
+                f"beside the purpose ({label}){auth}: the sentence adds what the purpose does "
+                "not need",
+                MINIMUM_NECESSARY,
+            )
+        return SpanDecision(
+            span, True, f"{label}: {spec.get('needs', 'what it is about')}", spec.get("norm", "")
+        )
+
+    def _aside(self, sentence: str, span: PhiSpan, text: str) -> bool:
+        """The span's sentence turns aside from the purpose (a digression cue, not tied back by
+        a justifying word)."""
+        found = self._digression.search(sentence)
+        if not found:
+            return False
+        return not any(
+            not re.search(r"(?i)(?:\bnot|n't)\s+(?:\w+\s+)?$", sentence[: hit.start()])
+            for hit in self._justified.finditer(sentence)
+        )  # "not relevant to this claim" ties nothing back
+
+    def _is_birth(self, text: str, span: PhiSpan) -> bool:
+        return bool(self._birth.search(text[max(0, span.start - 20) : span.start]))
+
+    # ----------------------------------------------------------------- checking
+
+    def check(
+        self,
+        text: Any,
+        *,
+        to: str | None = None,
+        purpose: str | None = None,
+        sender: str | None = None,
+        rewrite: bool = True,
+        known: str = "",
+        doc: Any = None,
+    ) -> Guarded:
+        """Guard one message (see the module docstring).
+
+        Args:
+            known: what the recipient already knows (earlier turns): it makes this message's
+                health information identifiable without a name of its own.
+            doc: the message's spaCy document, when parsed already (:meth:`check_many`).
+
+        Raises:
+            GuardError: the message is empty, too long or not text.
+        """
+        assert self.phi is not None
+        text = check_message(text)
+        sender = (sender or "").strip() or DEFAULT_SENDER
+        to = (to or "").strip()
+        reading = self.read_purpose((purpose or "").strip() or None, to or None, text)
+        spans = self.phi.find(text, doc if doc is not None and doc.text == text else None)
+        identifiers = any(s.kind == "identifier" for s in spans) or bool(known)
+        verdict, flow = self.flow(text, sender, to, reading, identifiers)
+        permitted, rests, kind = self.permission(reading, flow, f"{to} ; {text}")
+        if permitted and kind and flow.fact(kind).value is not True:
+            # the condition read in the words (or presumed) is a fact of the flow too
+            assert self.reasoner is not None and self.reasoner.catalogue is not None
+            why = "presumed by the purpose" if "presumed" in rests else "stated in the words"
+            facts = {**flow.facts, kind: Fact(kind, True, evidence=why, source="guard")}
+            flow = replace(flow, facts=facts)
+            verdict = self.reasoner.verdict(
+                [decide(self.reasoner.catalogue, flow, self.reasoner.rule)]
+            )
+        unverified = purposes_data()["unverified"]
+        if reading.key is not None and _has(unverified["words"], f"{to} ; {reading.words}"):
+            # an unverified caller: no purpose lets anything go until who they are is known
+            reading = replace(reading, how=f"{reading.how}; the recipient is not verified")
+            reading = PurposeReading(
+                reading.key, reading.how, reading.words, unverified=unverified["norm"]
+            )
+            permitted, rests = False, unverified["norm"]
+        context = _Context(sender, to, reading, flow, verdict, permitted, rests, known)
+        guarded = self._judge(text, spans, context)
+        guarded.context = context
+        if rewrite and reading.key is not None:
+            guarded.rewrite = self.rewrite(guarded, permitted)
+            guarded.recheck = self.recheck(guarded, context, known)
+            for _ in range(2):  # what the re-read finds that the first read missed, out too
+                if not guarded.recheck.leaked:
+                    break
+                again = self._judge(guarded.rewrite, self.phi.find(guarded.rewrite), context)
+                again.rewrite = self.rewrite(again, permitted)
+                guarded.rewrite = again.rewrite
+                guarded.recheck = self.recheck(guarded, context, known)
+        return guarded
+
+    def _judge(self, text: str, spans: list[PhiSpan], context: _Context) -> Guarded:
+        """The spans' decisions and the message's verdict, in a flow already read."""
+        reading, verdict = context.purpose, context.verdict
+        decisions, applies = self.decide_spans(
+            text, spans, reading, context.permitted, context.flow.recipient_roles, context.rests
+        )
+        unneeded = [d for d in decisions if d.needed is False]
+        notes: list[str] = []
+        if reading.key is None:
+            notes.append(reading.how)
+            label, why = PROHIBIT if unneeded else verdict.label.value, reading.how
+        elif unneeded:
+            kinds = sorted({d.span.kind for d in unneeded})
+            label = PROHIBIT
+            why = (
+                f"Not as written: {len(unneeded)} span(s) of {' and '.join(kinds)} "
+                f"information that {reading.spec['label']} does not need "
+                f"({MINIMUM_NECESSARY}; {context.rests or reading.spec.get('norm', '')})."
+            )
+        elif (
+            reading.spec.get("deidentify")
+            and not context.known
+            and not any(d.span.kind == "identifier" for d in decisions)
+        ):
+            label = PERMIT
+            why = (
+                f"May go: no identifier is in it, so it is de-identified "
+                f"({reading.spec['deidentify']}) and {reading.spec['label']} may have it."
+            )
+        elif verdict.label.value == PROHIBIT and context.permitted is False and spans:
+            label, why = PROHIBIT, _explanation(verdict)
+        else:
+            label = PERMIT
+            why = (
+                f"May go: every span is needed for {reading.spec['label']} "
+                f"({reading.spec.get('norm', '')}); the checklist reads the flow as "
+                f"{verdict.label.value}."
+                if spans
+                else "May go: no protected health information is left in it."
+            )
+        return Guarded(
+            text=text,
+            sender=context.sender,
+            recipient=context.to,
+            purpose=reading,
+            flow=_flow_json(verdict, context.flow, context.permitted, context.rests),
+            minimum_necessary=applies,
+            verdict=label,
+            explanation=why,
+            decisions=decisions,
+            notes=notes,
+        )
+
+    def check_many(self, messages: Sequence[dict[str, Any]], rewrite: bool = True) -> list[Guarded]:
+        """Guard many messages (``{"text", "to", "purpose", "sender"}`` each), parsed together
+        (spaCy's batches are faster than one message at a time).
+
+        Raises:
+            GuardError: a message is empty, too long or not text (naming which).
+        """
+        texts = [check_message(m.get("text"), f"message {n}") for n, m in enumerate(messages, 1)]
+        assert self.phi is not None
+        docs = self.phi.parse(texts)
+        return [
+            self.check(
+                text,
+                to=m.get("to"),
+                purpose=m.get("purpose"),
+                sender=m.get("sender"),
+                rewrite=rewrite,
+                doc=doc,
+            )
+            for m, text, doc in zip(messages, texts, docs, strict=True)
+        ]
+
+    # ----------------------------------------------------------------- rewriting
+
+    def rewrite(self, guarded: Guarded, permitted: bool | None) -> str:
+        """The message with what the purpose does not need taken out (see the docstring)."""
+        spec = guarded.purpose.spec
+        text = guarded.text
+        unneeded = guarded.unneeded
+        if not unneeded:
+            return text
+        if permitted is False and not spec.get("deidentify"):
+            return str(spec.get("fallback", DECLINE))
+        needed = [d for d in guarded.decisions if d.needed is not False]
+        deidentify = bool(spec.get("deidentify"))
+        pieces: list[str] = []
+        for start, end in _sentences(text):
+            inside = [d for d in unneeded if start <= d.span.start < end]
+            keep = [d for d in needed if start <= d.span.start < end]
+            if (
+                inside
+                and not keep
+                and (any(d.span.kind == "health" for d in inside) or not deidentify)
+            ):
+                continue  # a sentence that only carries what the purpose does not need
+            if not inside:
+                pieces.append(text[start:end])
+                continue
+            pieces.append(self._replace(text, start, end, inside, spec))
+        out = _tidy(" ".join(p.strip() for p in pieces if p.strip()))
+        if not re.search(r"[A-Za-z]{3,}", out):
+            return str(spec.get("fallback", DECLINE))
+        return out
+
+    def _replace(
+        self, text: str, start: int, end: int, inside: list[SpanDecision], spec: dict[str, Any]
+    ) -> str:
+        """One sentence with its unneeded spans generalised or taken out, with the words that
+        only label them ("member ID", "DOB") and spans joined only by "and", "+" or a comma
+        taken out as one."""
+        out = text[start:end]
+        groups: list[list[SpanDecision]] = []
+        for decision in sorted(inside, key=lambda d: d.span.start):
+            if (
+                groups
+                and groups[-1][-1].span.kind == decision.span.kind == "health"
+                and (
+                    re.fullmatch(
+                        r"\s*(?:,|\+|&|/|and|or|with)?\s*",
+                        text[groups[-1][-1].span.end : decision.span.start],
+                    )
+                )
+            ):
+                groups[-1].append(decision)
+            else:
+                groups.append([decision])
+        for number in range(len(groups) - 1, -1, -1):
+            group = groups[number]
+            first, last = group[0], group[-1]
+            a, b = first.span.start - start, last.span.end - start
+            span = first.span
+            cut_from = a
+            floor = groups[number - 1][-1].span.end - start if number else 0
+            new = self._generalise(text, span)
+            before = out[:a]
+            if span.kind == "identifier" and span.type in ("NAME", "RELATIVE_NAME"):
+                if span.addressee or self._person_before.search(before):
+                    new = ""  # "patient Jane Roe", "his wife Marit", "Hi Jolene,"
+            elif span.kind == "identifier" and span.type == "ADDRESS" and not new:
+                lead = re.search(r"(?:\b(?:from|in|at|of|near|to)\s+)$", before)
+                label = self._labels.search(before)
+                cut_from = lead.start() if lead else label.start() if label else a
+            elif span.kind == "identifier" and span.type != "AGE_OVER_89":
+                label = self._labels.search(before)
+                if label and label.group().strip():
+                    cut_from = label.start()
+            elif span.kind == "health":
+                stand_in = spec.get("stand_in", "")
+                possessive = re.search(r"\b(?:your|his|her|their|the)\s+$", before)
+                if stand_in and possessive:
+                    new = stand_in
+                else:
+                    lead = re.search(
+                        r"(?:\b(?:for|with|of|on|your|his|her|their|a|an|the)\s+)+$", before
+                    )
+                    cut_from = lead.start() if lead else a
+                    new = ""
+            cut_from = max(cut_from, floor)
+            if new and cut_from < a:
+                new = " " + new
+            out = out[:cut_from] + new + out[b:]
+        return out
+
+    def _generalise(self, text: str, span: PhiSpan) -> str:
+        """What an unneeded identifier becomes: a role, the year, "90 or older", the state,
+        a marker for what cannot be said otherwise, or nothing."""
+        kind = span.type
+        if kind == "NAME":
+            return "the patient" + ("'s" if re.search(r"['’]s$", span.text) else "")
+        if kind == "RELATIVE_NAME":
+            return "a family member"
+        if kind == "DATE":
+            if self._is_birth(text, span):
+                return ""
+            year = re.search(r"\b((?:19|20)\d\d)\b", span.text)
+            if year:
+                return f"in {year.group(1)}"
+            short = re.search(r"/(\d\d)$", span.text)
+            if short:
+                two = int(short.group(1))
+                return f"in {2000 + two if two <= 40 else 1900 + two}"
+            return ""
+        if kind == "AGE_OVER_89":
+            return "90-or-older" if "year" in span.text else "90 or older"
+        if kind == "ADDRESS":
+            state = re.search(r"\b([A-Z]{2})\b(?!\d)", span.text)
+            return f"in {state.group(1)}" if state else ""
+        return MARKERS.get(kind, "")
+
+    def recheck(self, guarded: Guarded, context: _Context, known: str = "") -> Recheck:
+        """The rewrite read again, in the same flow: identifiers it still carries that the
+        purpose does not need, needed spans it lost, and its verdict."""
+        assert self.phi is not None and guarded.rewrite is not None
+        rewrite = guarded.rewrite
+        low = rewrite.lower()
+        dropped = [
+            d.to_json() for d in guarded.decisions if d.needed and d.span.text.lower() not in low
+        ]
+        if rewrite == guarded.text:
+            again = guarded
+        else:
+            spans = self.phi.find(rewrite) if rewrite.strip() else []
+            again = self._judge(rewrite, spans, context)
+        leaked = [
+            d.to_json()
+            for d in again.decisions
+            if d.needed is False and d.span.kind == "identifier"
+        ]
+        return Recheck(leaked, dropped, again.verdict, again.explanation)
+
+    def fluent_rewrite(self, guarded: Guarded, client: Any) -> Guarded:
+        """Ask the LLM layer for a fluent rewrite and hold it to the same re-check: one that
+        leaks an identifier the purpose does not need or drops a needed span is refused and the
+        offline rewrite kept (``guarded.fluent`` says which and why)."""
+        from privacy_checklist.reasoning.prompting import fence, render, template
+
+        assert self.phi is not None
+        if guarded.rewrite is None or guarded.context is None:
+            raise GuardError("a fluent rewrite needs the offline rewrite first (rewrite=True)")
+        if not guarded.unneeded:
+            guarded.fluent = {
+                "text": None,
+                "accepted": False,
+                "why": "nothing to take out: the draft goes as written",
+            }
+            return guarded
+        spec = guarded.purpose.spec
+        keep = sorted({d.span.text for d in guarded.decisions if d.needed})
+        remove = sorted({d.span.text for d in guarded.unneeded})
+        prompt = render(
+            template("guard_rewrite"),
+            purpose=str(spec.get("label", "")),
+            needs=str(spec.get("needs", "")),
+            draft=fence(
+                guarded.rewrite, "DRAFT", "The draft, with what it must not carry already taken out"
+            ),
+            keep="; ".join(f'"{k}"' for k in keep) or "(nothing in particular)",
+            remove="; ".join(f'"{r}"' for r in remove),
+        )
+        outcome = client.complete([{"role": "user", "content": prompt}])
+        text = (getattr(outcome, "text", None) or "").strip()
+        error = getattr(outcome, "error", None)
+        if error or not text:
+            guarded.fluent = {
+                "text": None,
+                "accepted": False,
+                "why": f"the model gave no rewrite ({error or 'empty answer'})",
+            }
+            return guarded
+        text = re.sub(r"^```\w*\s*|\s*```$", "", text).strip().strip('"')
+        again = self._judge(text, self.phi.find(text), guarded.context)
+        leaked = [
+            d.span.text
+            for d in again.decisions
+            if d.needed is False and d.span.kind == "identifier"
+        ]
+        leaked += [r for r in remove if r.lower() in text.lower() and r not in leaked]
+        dropped = [k for k in keep if k.lower() not in text.lower()]
+        if leaked or dropped:
+            why = "; ".join(
+                part
+                for part in (
+                    f"it carries {', '.join(map(repr, leaked[:5]))}" if leaked else "",
+                    f"it drops {', '.join(map(repr, dropped[:5]))}" if dropped else "",
+                )
+                if part
+            )
+            guarded.fluent = {
+                "text": text,
+                "accepted": False,
+                "why": f"refused, the offline rewrite kept: {why}",
+            }
+            return guarded
+        guarded.fluent = {"text": text, "accepted": True, "why": "passed the same re-check"}
+        guarded.rewrite = text
+        guarded.recheck = self.recheck(guarded, guarded.context, guarded.context.known)
+        return guarded
+
+    # ----------------------------------------------------------------- conversations
+
+    def conversation(
+        self, turns: Sequence[dict[str, Any]], purpose: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Each turn judged against what its recipient has been told: a turn of the covered
+        entity's side that adds, for an identified patient, what the purpose does not let that
+        recipient know is stopped, with why and a safer turn."""
+        told: dict[str, str] = {}
+        heard: dict[str, str] = {}
+        out: list[dict[str, Any]] = []
+        for number, turn in enumerate(turns, start=1):
+            speaker = str(turn.get("speaker", "")).strip()
+            recipient = str(turn.get("recipient", "")).strip()
+            text = check_message(turn.get("text"), f"turn {number}")
+            result: dict[str, Any] = {"turn": number, "speaker": speaker, "recipient": recipient}
+            if not self._covered_side(speaker):
+                heard[speaker] = (heard.get(speaker, "") + " " + text).strip()
+                out.append(
+                    {
+                        **result,
+                        "judged": False,
+                        "stop": False,
+                        "why": "not the covered entity's turn",
+                    }
+                )
+                continue
+            # what a covered party says is also what it knows (a plan naming the member)
+            heard[speaker] = (heard.get(speaker, "") + " " + text).strip()
+            before = told.get(recipient, "")
+            known = " ".join(x for x in (heard.get(recipient, ""), before) if x)
+            guarded = self.check(
+                text, to=recipient, purpose=purpose, sender=speaker, known=self._identity(known)
+            )
+            added = [d for d in guarded.unneeded]
+            identified = any(d.span.kind == "identifier" for d in guarded.decisions) or bool(
+                self._identity(known)
+            )
+            stop = bool(added) and (identified or any(d.span.kind == "identifier" for d in added))
+            unread = (
+                guarded.purpose.key is None
+                and identified
+                and any(d.span.kind == "health" for d in guarded.decisions)
+            )
+            if unread:
+                added = [d for d in guarded.decisions if d.span.kind == "health"]
+                stop = True
+            told[recipient] = (before + " " + text).strip()
+            result.update(
+                judged=True,
+                stop=stop,
+                verdict=guarded.verdict,
+                purpose=guarded.purpose.to_json(),
+                spans=[d.to_json() for d in guarded.decisions],
+            )
+            if stop:
+                what = "; ".join(f"'{d.span.text}' ({d.why})" for d in added[:4])
+                if unread:
+                    what += f"; hold it until the recipient is known ({guarded.purpose.how})"
+                result["why"] = (
+                    f"Stopped: with what {recipient or 'the recipient'} already knows, this turn "
+                    f"would disclose {what}."
+                )
+                result["safer"] = guarded.rewrite
+            else:
+                result["why"] = guarded.explanation
+            out.append(result)
+        return out
+
+    def _covered_side(self, speaker: str) -> bool:
+        if not speaker:
+            return False
+        roles = self._roles(speaker)
+        if roles & COVERED or "workforce" in roles:
+            return True
+        if roles:
+            return False  # an employer, a relative, a lawyer: someone the norms give a role
+        return bool(re.search(self._staff_words, speaker))
+
+    def _identity(self, known: str) -> str:
+        """The identifiers in what the recipient already knows (empty: none)."""
+        if not known.strip():
+            return ""
+        assert self.phi is not None
+        found = [s.text for s in self.phi.find(known) if s.kind == "identifier"]
+        return ", ".join(found)
+
+
+def _tidy(text: str) -> str:
+    """A rewrite's punctuation mended where spans came out (run until nothing changes)."""
+    while True:
+        tidied = _tidy_once(text)
+        if tidied == text:
+            break
+        text = tidied
+    return re.sub(r"([.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+
+
+def _tidy_once(text: str) -> str:
+    for pattern, new in (
+        (r"\s+(['’]s)\b", r"\1"),
+        (r"\(\s*[,;:]?\s*\)", ""),
+        (r"\s+([,.;:!?])", r"\1"),
+        (r"\.\s*,\s*", ". "),
+        (r"([,;:])\s*([,;:.])", r"\2"),
+        (r"\b(Hi|Hello|Hey|Dear|Thanks|Thank you)\s*,", r"\1,"),
+        (r"^\s*[,;:.—–-]\s*", ""),
+        (r"\s{2,}", " "),
+        (r"\b(on|at|for|from|dated|of)\s*([,.;])", r"\2"),
+        (r"\bDear\s*,", "Hello,"),
+    ):
+        text = re.sub(pattern, new, text)
+    text = text.strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _explanation(verdict: Verdict) -> str:
+    checklist = verdict.checklist or {}
+    return str(checklist.get("explanation") or (verdict.reasoning or [""])[0])
+
+
+def _flow_json(
+    verdict: Verdict, flow: FlowFacts, permitted: bool | None, rests: str
+) -> dict[str, Any]:
+    return {
+        "summary": flow.summary,
+        "verdict": verdict.label.value,
+        "rests_on": [n.id for n in verdict.norms],
+        "explanation": _explanation(verdict),
+        "sender_roles": sorted(flow.sender_roles),
+        "recipient_roles": sorted(flow.recipient_roles),
+        "permission": {"stated": permitted, "norm": rests},
+        "facts": {
+            k: {"value": f.value, "evidence": f.evidence, "source": f.source}
+            for k, f in sorted(flow.facts.items())
+            if f.value is not None
+        },
+    }
