@@ -1,5 +1,6 @@
 """Sample case narratives, kept as data (``data/samples.json``) and read by both interfaces: the
-browser's Check page offers them all, ``pcheck demo`` checks the one marked ``demo``.
+browser's Check page offers them all, ``pcheck demo`` checks the one marked ``demo``; and sample
+draft messages for the Guard page.
 
 They are short narratives of our own, not taken from the court cases, one per kind of verdict.
 """
@@ -28,3 +29,13 @@ def _read() -> tuple[dict[str, str], str]:
 
 
 SAMPLES, DEMO_CASE = _read()
+
+
+def _drafts() -> dict[str, dict[str, str]]:
+    """Sample draft messages for the Guard page: title to text, recipient and purpose."""
+    raw = resources.files("privacy_checklist.app").joinpath("data", SAMPLES_FILE)
+    rows = json.loads(raw.read_text(encoding="utf-8"))["drafts"]
+    return {row["title"]: {k: row[k] for k in ("text", "to", "purpose")} for row in rows}
+
+
+DRAFTS = _drafts()

@@ -10,7 +10,15 @@ import os
 import streamlit as st
 
 from privacy_checklist.app.ui import common
-from privacy_checklist.app.ui.pages import check, evaluation, graphs, home, norms, regulation
+from privacy_checklist.app.ui.pages import (
+    check,
+    evaluation,
+    graphs,
+    guard,
+    home,
+    norms,
+    regulation,
+)
 
 
 def main() -> None:
@@ -19,6 +27,7 @@ def main() -> None:
         "regulation": st.Page(regulation.render, title="Regulation", url_path="regulation"),
         "graphs": st.Page(graphs.render, title="Graphs", url_path="graphs"),
         "check": st.Page(check.render, title="Check a case", url_path="check"),
+        "guard": st.Page(guard.render, title="Guard a message", url_path="guard"),
         "norms": st.Page(norms.render, title="Norms", url_path="norms"),
         "evaluation": st.Page(evaluation.render, title="Evaluation", url_path="evaluation"),
     }

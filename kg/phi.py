@@ -231,7 +231,7 @@ class PhiReader:
         spaCy document, when parsed already)."""
         if doc is None and self.nlp is not None and text.strip():
             doc = self.nlp(text)
-        spans = list(self._identifiers(text, doc))
+        spans = [s for s in self._identifiers(text, doc) if not self._own_contact(text, s)]
         spans.extend(self._presidio(text))
         identifiers = _resolve(spans)
         health = self._health(text, doc, identifiers)
@@ -244,16 +244,28 @@ class PhiReader:
             for found in pattern.finditer(text):
                 if kind == "DATE" and not _date_like(found.group()):
                     continue
+                typed = kind
                 if kind in ("SSN", "PHONE"):
-                    kind = self._context_type(text, found.start()) or kind
+                    typed = self._context_type(text, found.start()) or kind
                 # the span starts where the identifier does ("zip 04401", "she's 93")
                 kept = keep_from.search(found.group())
                 start = found.start() + (kept.start() if kept else 0)
                 yield PhiSpan(
-                    start, found.end(), text[start : found.end()], "identifier", kind, "pattern"
+                    start, found.end(), text[start : found.end()], "identifier", typed, "pattern"
                 )
         yield from self._codes(text)
         yield from self._names(text, doc)
+
+    def _own_contact(self, text: str, span: PhiSpan) -> bool:
+        """The sender's own number or mailbox ("call our office at ...", "info@..."), which
+        identifies no patient."""
+        if span.type not in ("PHONE", "EMAIL", "FAX"):
+            return False
+        own = phi_data()["own_contact"]
+        if re.search(own["before"], text[max(0, span.start - 60) : span.start]):
+            return True
+        local = span.text.split("@")[0].lower() if "@" in span.text else ""
+        return bool(local) and local in own["mailboxes"]
 
     def _context_type(self, text: str, at: int) -> str:
         """The identifier type the words just before a number name ("" when none): the

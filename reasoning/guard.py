@@ -88,6 +88,14 @@ def _has(words: Iterable[str], text: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _word_list(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern matching any of the words as a whole word, longest first."""
+    ordered = sorted(words, key=len, reverse=True)
+    body = "|".join(re.escape(w.lower()) for w in ordered) or "(?!)"
+    return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])")
+
+
 @functools.lru_cache(maxsize=256)
 def _alternation(words: tuple[str, ...]) -> re.Pattern[str]:
     """One pattern for a word list, longest first, each as a whole word (overlaps allowed)."""
@@ -226,6 +234,7 @@ class Guarded:
         return {
             "verdict": self.verdict,
             "explanation": self.explanation,
+            "text": self.text,
             "sender": self.sender,
             "recipient": self.recipient,
             "purpose": self.purpose.to_json(),
@@ -349,10 +358,6 @@ class Guard:
             self.reasoner = ChecklistReasoner(self.kb, blend=False)
         if self.phi is None:
             self.phi = PhiReader(self.kb, presidio=self.presidio)
-        from privacy_checklist.reasoning.facts import FactReader
-
-        self._cues = FactReader(self.kb, nlp=None)
-        self._lead_reads: dict[str, list[FlowFacts]] = {}
         data = purposes_data()
         self._purposes: dict[str, dict[str, Any]] = data["purposes"]
         dig = data["digression"]
@@ -365,6 +370,9 @@ class Guard:
             rf"(?i)\b(?:{'|'.join(re.escape(c) for c in dig['instructions'])})\b"
         )
         self._birth = re.compile(data["dates"]["birth"])
+        from privacy_checklist.kg.phi import phi_data as _phi
+
+        self._kin_words = sorted(_phi()["names"]["kin"], key=len, reverse=True)
         self._staff_words = re.compile(
             rf"(?i)\b(?:{'|'.join(re.escape(w) for w in data['staff_words'])})\b"
         )
@@ -406,7 +414,8 @@ class Guard:
                 found = _has(spec.get("recipient_words", []), head)
                 score += 3 * len(found)
                 hits += [f"recipient '{w}'" for w in found]
-                if found and spec.get("recipient_decides"):
+                decisive = _has(spec.get("recipient_decides", []), head)
+                if decisive:
                     score += 8
                     hits.append("the recipient decides the purpose")
                 also = [] if spec.get("head_only") else _has(spec.get("recipient_words", []), rest)
@@ -415,6 +424,10 @@ class Guard:
                 by_role = sorted(set(spec.get("roles", [])) & roles)
                 score += len(by_role)
                 hits += [f"recipient's role '{r}'" for r in by_role]
+            named = self._named_recipient(key, head, text)
+            if named:
+                score += 3
+                hits.append(named)
             if not purpose and not to and text:
                 found = _has(spec.get("words", []) + spec.get("recipient_words", []), text[:300])
                 score += len(found)
@@ -436,6 +449,40 @@ class Guard:
             note += f"; the purpose's words {purpose!r} were not read: the recipient decides"
         return PurposeReading(best, "; ".join(how[best]) + note, purpose or "")
 
+    def _named_recipient(self, key: str, head: str, text: str) -> str:
+        """For a recipient that is only a person's name ("Lorraine", "Mr. Pike by phone"),
+        whom the message speaks to: a relative ("your mom") or the person themself ("your",
+        "Hi Lorraine"); "" when it says neither or the recipient has a role."""
+        if key not in ("individual", "family") or not head or not self._bare_name(head):
+            return ""
+        kin = _word_list(tuple(self._kin_words)).search(text.lower())
+        relative = kin is not None and (
+            re.search(rf"(?i)\byour\s+{re.escape(kin.group(0))}\b", text) is not None
+        )
+        greeted = re.escape(head.split()[-1])
+        second = re.search(r"(?i)\byou(?:r|'re|'ll)?\b", text) or re.search(
+            rf"(?i)^\W*(?:hi|hello|hey|dear|good \w+)\W+(?:\w+\.?\s+)?{greeted}\b", text
+        )
+        if key == "family" and relative:
+            return "the recipient is named without a role and the message speaks of their relative"
+        if key == "individual" and second and not relative:
+            return "the recipient is named without a role and the message speaks to them"
+        return ""
+
+    def _bare_name(self, head: str) -> bool:
+        """A recipient that is only a person's name (with a title, a channel): "Ana",
+        "Mr. Pike by phone", "Kevin Abara (mailed statement)"."""
+        words = _word_list(tuple(purposes_data()["channels"])).sub(" ", head.lower())
+        words = re.sub(r"[^\w\s'.-]", " ", words)
+        original = [w for w in re.findall(r"[A-Za-z][\w'.-]*", head)]
+        names = [w for w in original if w.lower() in words.split()]
+        if not names or len(names) > 3:
+            return False
+        titles = {"mr", "mrs", "ms", "miss", "mx", "mr.", "mrs.", "ms."}
+        return all(w[:1].isupper() or w.lower() in titles for w in names) and not self._roles(
+            " ".join(names)
+        )
+
     def _roles(self, phrase: str) -> frozenset[str]:
         """The roles (with ancestors) the role graph reads in a party's words."""
         assert self.reasoner is not None and self.reasoner.reader is not None
@@ -446,89 +493,46 @@ class Guard:
     # ----------------------------------------------------------------- the flow
 
     def flow(
-        self, text: str, sender: str, to: str, purpose: PurposeReading, identifiers: bool
+        self, sender: str, to: str, purpose: PurposeReading, identifiers: bool
     ) -> tuple[Verdict, FlowFacts]:
-        """The flow the message makes and the checklist reasoner's verdict on it: the
-        checklist's cues read the sentence the options make ("The sender discloses the
-        patient's health information to the recipient for the purpose.", formulaic, so
-        without the parse); the roles come from the role graph, the purpose's condition from
-        the purpose, and whether the message names an identifier decides whether it is
-        protected health information at all. The message's own words are read for the
-        purpose's conditions by :meth:`permission`."""
-        assert self.reasoner is not None and self.reasoner.reader is not None
-        assert self.reasoner.catalogue is not None
-        said = purpose.words or (purpose.spec.get("label") or "")
-        lead = (
-            f"The {sender} discloses the patient's health information to {to or 'someone'}"
-            f"{f' for {said}' if said else ''}."
-        )
-        narrative = lead
-        flows = self._lead_flows(lead)
-        base = (flows or [FlowFacts()])[0]
-        facts = dict(base.facts)
-        # what the options state (a purpose, "no authorization"), read by the checklist's cues
-        # without the parse (the sentence is formulaic); the message's own words are read for
-        # the purpose's conditions by permission()
-        for other in flows:
-            for key, fact in other.facts.items():
-                if key not in facts or facts[key].value is None:
-                    facts[key] = fact
-        for key, fact in list(facts.items()):
-            if (
-                fact.value is True
-                and fact.start >= 0
-                and self._denied.search(narrative[max(0, fact.start - 45) : fact.start])
-            ):
-                facts[key] = replace(fact, value=False, evidence=f"denied: {fact.evidence}")
-        sender_roles = self._roles(sender) or frozenset({"covered entity", "health care provider"})
-        recipient_roles = (self._roles(to) if to else frozenset()) or base.recipient_roles
+        """The flow the message makes and the checklist reasoner's verdict on it: the sender's
+        and the recipient's roles from the role graph (the sender, unless the person says
+        otherwise, is their own covered entity), the condition the purpose states (treatment,
+        payment, to the individual ...), and whether the message names an identifier (without
+        one it is de-identified, not protected health information). The conditions a purpose
+        needs (an authorization, a waiver) are read from the words by :meth:`permission`, and
+        the checklist decides again with them."""
+        assert self.reasoner is not None and self.reasoner.catalogue is not None
         spec = purpose.spec
-        for kind in spec.get("states", []):
-            if facts.get(kind) is None or facts[kind].value is None:
-                facts[kind] = Fact(
-                    kind, True, evidence=f"the purpose: {spec['label']}", source="guard"
-                )
-        if purpose.key == "individual":
-            recipient_roles = recipient_roles | {"individual"}
-        facts["sender_covered"] = (
-            Fact(
-                "sender_covered",
-                True,
-                evidence=f"{sender} (the user's covered entity)",
-                source="guard",
-            )
-            if not (sender_roles & COVERED) or sender == DEFAULT_SENDER
-            else facts.get(
-                "sender_covered", Fact("sender_covered", True, evidence=sender, source="guard")
-            )
+        facts = {
+            kind: Fact(kind, True, evidence=f"the purpose: {spec['label']}", source="guard")
+            for kind in spec.get("states", [])
+        }
+        facts["sender_covered"] = Fact(
+            "sender_covered", True, evidence=f"{sender} (the user's covered entity)", source="guard"
         )
         facts["information_is_phi"] = Fact(
             "information_is_phi",
             identifiers,
             evidence="an identifier names the patient"
             if identifiers
-            else "no identifier is left: de-identified (164.514(b)(2))",
+            else "no identifier: de-identified (164.514(b)(2))",
             source="guard",
         )
-        flow = replace(
-            base,
-            sender_roles=sender_roles | frozenset({"covered entity"}),
+        sender_roles = self._roles(sender) or frozenset({"health care provider"})
+        recipient_roles = self._roles(to) if to else frozenset()
+        if purpose.key == "individual":
+            recipient_roles |= {"individual"}
+        said = purpose.words or spec.get("label") or "purpose not read"
+        flow = FlowFacts(
+            sender_roles=sender_roles | {"covered entity"},
             recipient_roles=recipient_roles,
-            information=base.information or frozenset({"protected health information"}),
+            information=frozenset({"protected health information"}),
             facts=facts,
-            summary=f"{sender} -> {to or '(recipient not given)'}: {said or 'purpose not read'}",
+            summary=f"{sender} -> {to or '(recipient not given)'}: {said}",
         )
         checklist = decide(self.reasoner.catalogue, flow, self.reasoner.rule)
         return self.reasoner.verdict([checklist]), flow
-
-    def _lead_flows(self, lead: str) -> list[FlowFacts]:
-        """The flows the checklist's cues read in the options' sentence (kept: the same
-        options recur)."""
-        if lead not in self._lead_reads:
-            if len(self._lead_reads) > 1024:
-                self._lead_reads.clear()
-            self._lead_reads[lead] = self._cues.read(lead)
-        return self._lead_reads[lead]
 
     def permission(
         self, purpose: PurposeReading, flow: FlowFacts, text: str = ""
@@ -557,17 +561,16 @@ class Guard:
         return False, spec.get("deidentify") or "164.502(a)", ""
 
     def _stated(self, kind: str, said: str) -> bool | None:
+        """Whether the words state the condition: the last of its words decides ("no
+        authorization yet" ... "he signed it this morning"); one with a denial before it in its
+        sentence states it false. None when the words do not name it."""
         words = purposes_data()["permission_words"].get(kind, [])
-        value: bool | None = None
-        for word in words:
-            for found in re.finditer(rf"(?i)(?<![\w-]){re.escape(word)}(?![\w-])", said):
-                if self._denied.search(said[max(0, found.start() - 45) : found.start()]):
-                    value = False if value is None else value
-                else:
-                    return True
-        return value
-
-    # ----------------------------------------------------------------- spans
+        last: tuple[int, bool] | None = None
+        for found in _word_list(tuple(words)).finditer(said.lower()):
+            denied = bool(self._denied.search(said[max(0, found.start() - 45) : found.start()]))
+            if last is None or found.start() >= last[0]:
+                last = (found.start(), not denied)
+        return None if last is None else last[1]
 
     def decide_spans(
         self,
@@ -577,6 +580,7 @@ class Guard:
         permitted: bool | None,
         recipient_roles: frozenset[str],
         rests: str = "",
+        to: str = "",
     ) -> tuple[list[SpanDecision], str]:
         """Each span needed or not, and whether minimum necessary applies (its paragraph, or
         the exemption that lifts it)."""
@@ -607,7 +611,7 @@ class Guard:
                 if family or purpose.key == "family":
                     span = replace(span, type="RELATIVE_NAME")
             sentence = next(((a, b) for a, b in sentences if a <= span.start < b), (0, len(text)))
-            out.append(self._decide(text, span, sentence, purpose, permitted, auth))
+            out.append(self._decide(text, span, sentence, purpose, permitted, auth, to))
         return out, f"applies: {MINIMUM_NECESSARY}{auth}"
 
     def _decide(
@@ -618,6 +622,7 @@ class Guard:
         purpose: PurposeReading,
         permitted: bool | None,
         auth: str,
+        to: str = "",
     ) -> SpanDecision:
         spec = purpose.spec
         label = spec["label"]
@@ -637,9 +642,9 @@ class Guard:
             return SpanDecision(span, True, "the address the message is sent to", spec["norm"])
         if span.kind == "identifier":
             wanted = spec.get("identifiers", "*")
-            deidentify = spec.get("always_deidentify") or (
-                permitted is False and spec.get("deidentify")
-            )
+            if permitted and auth and "identifiers_authorized" in spec:
+                wanted = spec["identifiers_authorized"]
+            deidentify = permitted is False and spec.get("deidentify")
             if deidentify:
                 return SpanDecision(
                     span,
@@ -672,6 +677,8 @@ class Guard:
                 MINIMUM_NECESSARY,
             )
         rule = spec.get("health", "relevant")
+        if rule == "instructions" and _has(spec.get("shared_channel", []), to):
+            rule = "none"  # others read a shared phone or inbox: not even instructions
         if rule == "none":
             return SpanDecision(span, False, f"{label}: {spec.get('needs', '')}", spec["norm"])
         if rule == "instructions":
@@ -680,6 +687,14 @@ class Guard:
                     span, True, f"{label}: what the patient must do to prepare", spec["norm"]
                 )
             return SpanDecision(span, False, f"{label}: {spec.get('needs', '')}", MINIMUM_NECESSARY)
+        if rule == "relevant" and auth and self._beyond_scope(spec, span, to, text):
+            return SpanDecision(
+                span,
+                False,
+                f"beyond what the authorization covers ({label}: "
+                f"{spec['scope']['about'].split(':')[0].lower()})",
+                "164.508(c)(1)(i)",
+            )
         if rule == "relevant" and self._aside(said, span, text):
             return SpanDecision(
                 span,
@@ -692,6 +707,18 @@ class Guard:
             span, True, f"{label}: {spec.get('needs', 'what it is about')}", spec.get("norm", "")
         )
 
+    def _beyond_scope(self, spec: dict[str, Any], span: PhiSpan, to: str, text: str) -> bool:
+        """An authorization whose words limit it to work status ("a release for work
+        restrictions") does not cover a diagnosis, a medicine or a procedure."""
+        scope = spec.get("scope")
+        if not scope or span.source not in ("lexicon", "context") or span.type == "TEST":
+            return False
+        for found in re.finditer(scope["lead"], f"{to} ; {text}"):
+            after = f"{to} ; {text}"[found.end() : found.end() + 60]
+            if _has(scope["scope_words"], after):
+                return True
+        return False
+
     def _aside(self, sentence: str, span: PhiSpan, text: str) -> bool:
         """The span's sentence turns aside from the purpose (a digression cue, not tied back by
         a justifying word)."""
@@ -699,9 +726,13 @@ class Guard:
         if not found:
             return False
         return not any(
-            not re.search(r"(?i)(?:\bnot|n't)\s+(?:\w+\s+)?$", sentence[: hit.start()])
+            not re.search(
+                r"(?i)(?:\bnot|n't|in case it'?s|in case it is|if it'?s|might be|may be)\s+"
+                r"(?:\w+\s+)?$",
+                sentence[: hit.start()],
+            )
             for hit in self._justified.finditer(sentence)
-        )  # "not relevant to this claim" ties nothing back
+        )  # "not relevant to this claim", "in case it's relevant" tie nothing back
 
     def _is_birth(self, text: str, span: PhiSpan) -> bool:
         return bool(self._birth.search(text[max(0, span.start - 20) : span.start]))
@@ -718,6 +749,7 @@ class Guard:
         rewrite: bool = True,
         known: str = "",
         doc: Any = None,
+        earlier: str = "",
     ) -> Guarded:
         """Guard one message (see the module docstring).
 
@@ -725,6 +757,8 @@ class Guard:
             known: what the recipient already knows (earlier turns): it makes this message's
                 health information identifiable without a name of its own.
             doc: the message's spaCy document, when parsed already (:meth:`check_many`).
+            earlier: what was said before it (a conversation): a permission stated there
+                counts.
 
         Raises:
             GuardError: the message is empty, too long or not text.
@@ -736,8 +770,8 @@ class Guard:
         reading = self.read_purpose((purpose or "").strip() or None, to or None, text)
         spans = self.phi.find(text, doc if doc is not None and doc.text == text else None)
         identifiers = any(s.kind == "identifier" for s in spans) or bool(known)
-        verdict, flow = self.flow(text, sender, to, reading, identifiers)
-        permitted, rests, kind = self.permission(reading, flow, f"{to} ; {text}")
+        verdict, flow = self.flow(sender, to, reading, identifiers)
+        permitted, rests, kind = self.permission(reading, flow, f"{to} ; {earlier} ; {text}")
         if permitted and kind and flow.fact(kind).value is not True:
             # the condition read in the words (or presumed) is a fact of the flow too
             assert self.reasoner is not None and self.reasoner.catalogue is not None
@@ -774,7 +808,13 @@ class Guard:
         """The spans' decisions and the message's verdict, in a flow already read."""
         reading, verdict = context.purpose, context.verdict
         decisions, applies = self.decide_spans(
-            text, spans, reading, context.permitted, context.flow.recipient_roles, context.rests
+            text,
+            spans,
+            reading,
+            context.permitted,
+            context.flow.recipient_roles,
+            context.rests,
+            context.to,
         )
         unneeded = [d for d in decisions if d.needed is False]
         notes: list[str] = []
@@ -1056,69 +1096,75 @@ class Guard:
     def conversation(
         self, turns: Sequence[dict[str, Any]], purpose: str | None = None
     ) -> list[dict[str, Any]]:
-        """Each turn judged against what its recipient has been told: a turn of the covered
-        entity's side that adds, for an identified patient, what the purpose does not let that
-        recipient know is stopped, with why and a safer turn."""
-        told: dict[str, str] = {}
-        heard: dict[str, str] = {}
+        """Each turn of the covered entity's side judged against what the thread has already
+        made known: a turn that adds, for a patient the thread has identified (by anyone's
+        words: a caller naming the patient is enough), what the purpose does not let its
+        recipient know is stopped, with why and a safer turn. A permission stated earlier in
+        the thread ("he signed the release this morning") counts. A thread is one exchange:
+        what was said in it is known to its parties."""
+        earlier: list[str] = []
+        identity: list[str] = []
         out: list[dict[str, Any]] = []
+        assert self.phi is not None
         for number, turn in enumerate(turns, start=1):
             speaker = str(turn.get("speaker", "")).strip()
             recipient = str(turn.get("recipient", "")).strip()
             text = check_message(turn.get("text"), f"turn {number}")
             result: dict[str, Any] = {"turn": number, "speaker": speaker, "recipient": recipient}
             if not self._covered_side(speaker):
-                heard[speaker] = (heard.get(speaker, "") + " " + text).strip()
-                out.append(
-                    {
-                        **result,
-                        "judged": False,
-                        "stop": False,
-                        "why": "not the covered entity's turn",
-                    }
-                )
-                continue
-            # what a covered party says is also what it knows (a plan naming the member)
-            heard[speaker] = (heard.get(speaker, "") + " " + text).strip()
-            before = told.get(recipient, "")
-            known = " ".join(x for x in (heard.get(recipient, ""), before) if x)
-            guarded = self.check(
-                text, to=recipient, purpose=purpose, sender=speaker, known=self._identity(known)
-            )
-            added = [d for d in guarded.unneeded]
-            identified = any(d.span.kind == "identifier" for d in guarded.decisions) or bool(
-                self._identity(known)
-            )
-            stop = bool(added) and (identified or any(d.span.kind == "identifier" for d in added))
-            unread = (
-                guarded.purpose.key is None
-                and identified
-                and any(d.span.kind == "health" for d in guarded.decisions)
-            )
-            if unread:
-                added = [d for d in guarded.decisions if d.span.kind == "health"]
-                stop = True
-            told[recipient] = (before + " " + text).strip()
-            result.update(
-                judged=True,
-                stop=stop,
-                verdict=guarded.verdict,
-                purpose=guarded.purpose.to_json(),
-                spans=[d.to_json() for d in guarded.decisions],
-            )
-            if stop:
-                what = "; ".join(f"'{d.span.text}' ({d.why})" for d in added[:4])
-                if unread:
-                    what += f"; hold it until the recipient is known ({guarded.purpose.how})"
-                result["why"] = (
-                    f"Stopped: with what {recipient or 'the recipient'} already knows, this turn "
-                    f"would disclose {what}."
-                )
-                result["safer"] = guarded.rewrite
+                result.update(judged=False, stop=False, why="not the covered entity's turn")
+                out.append(result)
             else:
-                result["why"] = guarded.explanation
-            out.append(result)
+                out.append(self._judge_turn(result, text, purpose, " ".join(earlier), identity))
+            earlier.append(text)
+            identity += [s.text for s in self.phi.find(text) if s.kind == "identifier"]
         return out
+
+    def _judge_turn(
+        self,
+        result: dict[str, Any],
+        text: str,
+        purpose: str | None,
+        earlier: str,
+        identity: list[str],
+    ) -> dict[str, Any]:
+        known = ", ".join(dict.fromkeys(identity))
+        guarded = self.check(
+            text,
+            to=result["recipient"],
+            purpose=purpose,
+            sender=result["speaker"],
+            known=known,
+            earlier=earlier,
+        )
+        added = list(guarded.unneeded)
+        identified = bool(known) or any(d.span.kind == "identifier" for d in guarded.decisions)
+        stop = bool(added) and (identified or any(d.span.kind == "identifier" for d in added))
+        unread = (
+            guarded.purpose.key is None
+            and identified
+            and any(d.span.kind == "health" for d in guarded.decisions)
+        )
+        if unread:
+            added = [d for d in guarded.decisions if d.span.kind == "health"]
+            stop = True
+        result.update(
+            judged=True,
+            stop=stop,
+            verdict=guarded.verdict,
+            purpose=guarded.purpose.to_json(),
+            spans=[d.to_json() for d in guarded.decisions],
+        )
+        if not stop:
+            result["why"] = guarded.explanation
+            return result
+        what = "; ".join(f"'{d.span.text}' ({d.why})" for d in added[:4])
+        if unread:
+            what += f"; hold it until the recipient is known ({guarded.purpose.how})"
+        who = result["recipient"] or "the recipient"
+        result["why"] = f"Stopped: with what {who} already knows, this turn would disclose {what}."
+        result["safer"] = guarded.rewrite
+        return result
 
     def _covered_side(self, speaker: str) -> bool:
         if not speaker:
@@ -1129,14 +1175,6 @@ class Guard:
         if roles:
             return False  # an employer, a relative, a lawyer: someone the norms give a role
         return bool(re.search(self._staff_words, speaker))
-
-    def _identity(self, known: str) -> str:
-        """The identifiers in what the recipient already knows (empty: none)."""
-        if not known.strip():
-            return ""
-        assert self.phi is not None
-        found = [s.text for s in self.phi.find(known) if s.kind == "identifier"]
-        return ", ".join(found)
 
 
 def _tidy(text: str) -> str:

@@ -233,3 +233,26 @@ def test_evaluation_page(page, app: dict) -> None:
     page.get_by_text("Error browser").first.wait_for()
     assert "offline" in page.inner_text("body")
     shoot(page, "5-evaluation")
+
+
+def test_guard_page(page, app: dict) -> None:
+    """Paste a draft to an outside chatbot, say who it goes to, press Guard, read the rewrite."""
+    page.goto(f"{app['url']}/guard")
+    page.get_by_label("Draft message").fill(
+        "Write a letter of medical necessity for my patient Dorian Vale, DOB 07/30/1958, "
+        "MRN 00482913, who needs a CPAP machine for severe obstructive sleep apnea."
+    )
+    page.get_by_label("To (recipient)").fill("ChatGPT")
+    page.get_by_label("Purpose").fill("help me write a letter")
+    page.get_by_label("Purpose").press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Guard", exact=True).click()
+    page.get_by_text("Not as written").first.wait_for()
+    page.get_by_text("Re-checked").first.wait_for()
+    settle(page)
+    rewrite = page.locator("textarea").nth(1).input_value()
+    assert "Dorian Vale" not in rewrite and "00482913" not in rewrite and "1958" not in rewrite
+    assert "obstructive sleep apnea" in rewrite and "letter of medical necessity" in rewrite
+    body = page.inner_text("body")
+    assert "a prompt to an outside model" in body
+    shoot(page, "6-guard")

@@ -19,6 +19,7 @@ import streamlit as st
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
     from privacy_checklist.kg.store import NormStore
+    from privacy_checklist.reasoning.guard import Guard
     from privacy_checklist.reasoning.offline import OfflineReasoner
     from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -69,6 +70,18 @@ def _offline_reasoner(where: str, store: str, folder: str, fast: bool) -> Offlin
     from privacy_checklist.reasoning.offline import OfflineReasoner
 
     return OfflineReasoner(_kb(where, store), _index(where, store, folder), fast=fast)
+
+
+def guard() -> Guard:
+    """The message guard over :func:`kb` (the parser loads once)."""
+    return _guard(*_where()[:2])
+
+
+@st.cache_resource(show_spinner="Loading the guard (the parser and the checklist) ...")
+def _guard(where: str, store: str) -> Guard:
+    from privacy_checklist.reasoning.guard import Guard
+
+    return Guard(_kb(where, store))
 
 
 def store_path() -> Path:
