@@ -30,6 +30,8 @@ from importlib import import_module, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from privacy_checklist.kg.lexicon import FUNCTION_WORDS
+
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
 
@@ -117,10 +119,14 @@ def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None
     spaCy's tensor library (thinc) imports torch whenever torch is installed, which costs
     seconds and hundreds of megabytes the pipeline never uses; it is kept out while the model
     loads, unless something in the process imported torch already. spaCy also imports every
-    package that registers a pipeline component (Presidio's analyzer, which imports
-    transformers): transformers' advice that torch is missing is silenced meanwhile.
+    package that registers a pipeline component: Presidio's analyzer, when installed, imports
+    transformers, which would then believe torch missing for the rest of the process (and the
+    embedding model and the local LLM need it). What transformers and Presidio imported while
+    torch was kept out is forgotten again, so that their next import sees torch, and
+    transformers' advice that torch is missing is silenced meanwhile.
     """
     blocked = [name for name in ("torch", "cupy") if name not in sys.modules]
+    before = set(sys.modules)
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
     verbosity = os.environ.get("TRANSFORMERS_VERBOSITY")
@@ -133,10 +139,19 @@ def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None
         for name in blocked:
             if sys.modules.get(name, 0) is None:
                 del sys.modules[name]
+        if blocked:
+            for name in set(sys.modules) - before:
+                if name.split(".")[0] in TORCH_BELIEVERS:
+                    del sys.modules[name]
         if verbosity is None:
             os.environ.pop("TRANSFORMERS_VERBOSITY", None)
         else:
             os.environ["TRANSFORMERS_VERBOSITY"] = verbosity
+
+
+#: packages that decide once, when imported, whether torch is there (forgotten after a load
+#: that kept torch out: see :func:`load_pipeline`)
+TORCH_BELIEVERS = frozenset({"transformers", "presidio_analyzer", "presidio_anonymizer"})
 
 
 @functools.cache
@@ -150,7 +165,10 @@ def _words(names: Iterable[str]) -> str:
 
 
 NAME_WORD = r"[A-Z][a-zà-ÿ'’]+(?:-[A-Z][a-zà-ÿ'’]+)?"
-FULL_NAME = rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
+FULL_NAME = (
+    rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
+    rf"(?:\s+{NAME_WORD}(?=\s*[,.;:)(]|\s+(?:is|was|has|had|and|who)\b))?"  # "Ida Mae Tackett"
+)
 
 
 @dataclass
@@ -208,13 +226,15 @@ class PhiReader:
             rf"(?:^|(?<=[.!?\n]\s)|(?<=\n))(?i:{_words(names['greetings'])})\s*,?\s+"
             rf"(?P<name>(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?{FULL_NAME})(?=\s*[,!:;.—–-]|\s*$)"
         )
+        self._kin_words = frozenset(names["kin"])
         kin = _words(names["kin"])
         self._kin = re.compile(
-            rf"(?i:\b(?P<whose>your|his|her|their|my|the patient's|patient's|[A-Z][a-z]+'s)"
-            rf"\s+(?:{kin}))\s*,?\s*\(?(?P<name>{FULL_NAME})"
+            rf"(?i:(?:\b(?P<whose>your|his|her|their|my|the patient's|patient's|[A-Z][a-z]+'s)"
+            rf"|(?:^|(?<=[.;:,(]\s)|(?<=\n)))\s*(?:{kin}))\s*,?\s*\(?(?P<name>{FULL_NAME})"
         )
         self._before_dob = re.compile(
-            rf"(?P<name>{FULL_NAME})(?=\s*(?:\(|,)\s*(?:DOB|D\.O\.B|born|age|MRN|member|ID)\b)"
+            rf"(?P<name>{FULL_NAME})(?=\s*(?:\(|,)\s*(?:(?:DOB|D\.O\.B|born|age|MRN|member|ID)\b"
+            rf"|\(?\d{{3}}\)?[-. ]\d{{3}}|[\w.+-]+@))"
         )
 
     # ----------------------------------------------------------------- reading
@@ -342,12 +362,16 @@ class PhiReader:
             taken.append((start, end))
             return PhiSpan(start, end, text[start:end], "identifier", kind, source, addressee)
 
+        for start, end in self._capital_names(text):
+            span = name(start, end, "NAME", "ner")
+            if span:
+                yield span
         for found in self._greeting.finditer(text):
             span = name(found.start("name"), found.end("name"), "NAME", "names", addressee=True)
             if span:
                 yield span
         for found in self._kin.finditer(text):
-            whose = found.group("whose").lower()
+            whose = (found.group("whose") or "").lower()
             kind = "NAME" if whose in ("your", "my") else "RELATIVE_NAME"
             span = name(found.start("name"), found.end("name"), kind, "names")
             if span:
@@ -388,6 +412,53 @@ class PhiReader:
                 span = name(start, end, "NAME", "ner")
                 if span:
                     yield span
+
+    def _capital_names(self, text: str) -> list[tuple[int, int]]:
+        """Names written in capitals ("PATIENT: BRAYDEN COLE"): spaCy's entities read the
+        capitalised words title-cased (same length, same offsets); acronyms, health words and
+        the message's usual capitals stay as they are."""
+        runs: list[tuple[int, int]] = []
+        for run in re.finditer(r"\b[A-Z][A-Z'’-]+(?:[ \t]+[A-Z][A-Z'’-]+)+\b", text):
+            piece: list[tuple[int, int]] = []
+            words = [
+                (run.start() + w.start(), run.start() + w.end(), w.group())
+                for w in re.finditer(r"\S+", run.group())
+            ]
+            for start, end, word in [*words, (0, 0, "")]:
+                if word and not self._common_capital(word):
+                    piece.append((start, end))
+                    continue
+                if len(piece) >= 2:  # spaCy's entities say which of them are a name
+                    runs.append((piece[0][0], piece[-1][1]))
+                piece = []
+        if not runs or self.nlp is None:
+            return []
+        fixed = list(text)
+        for start, end in runs:
+            fixed[start:end] = text[start:end].title()
+        doc = self.nlp("".join(fixed))
+        found = []
+        for ent in doc.ents:
+            if ent.label_ != "PERSON":
+                continue
+            for a, b in runs:  # the entity within the run ("Brayden Cole  DOB": the name)
+                start, end = max(a, ent.start_char), min(b, ent.end_char)
+                if end - start >= 3:
+                    found.append((start, end))
+        return found
+
+    def _common_capital(self, word: str) -> bool:
+        """A word in capitals that is no name: a label, an acronym, a health word."""
+        word = word.strip(":;,.()")
+        return (
+            len(word) < 2
+            or word.lower() in FUNCTION_WORDS
+            or word.lower() in self._kin_words
+            or word in self._not_names
+            or word.capitalize() in self._not_names
+            or word.lower() in self._lexicon
+            or word.lower() in self._not_health
+        )
 
     def _presidio(self, text: str) -> Iterator[PhiSpan]:
         if self._analyzer is None:

@@ -111,6 +111,14 @@ def _recipient_parts(to: str) -> tuple[str, str]:
         r"(?i)\b(?:the\s+|a\s+|his\s+|her\s+)?(?:patient|member|employee|client|individual)"
         r"['’]s\b"
     )
+    # "the patient's cell (text)", "the student's own email": the patient, by a channel
+    to = re.sub(
+        r"(?i)\b(?:the\s+)?(?:patient|member|student|client|resident)['’]s\s+"
+        r"(?:own\s+|personal\s+|private\s+)?(?:cell|cell phone|mobile|phone|email|e-mail|"
+        r"voicemail|portal|inbox|mailbox|text|mychart|home address|address)\b",
+        "the patient",
+        to,
+    )
     brackets = re.findall(r"\(([^)]*)\)", to)
     # a short bracket says who the head is ("Keisha (the patient)"); a long one says more
     short = [b for b in brackets if len(b.split()) <= 3]
@@ -424,7 +432,7 @@ class Guard:
                 by_role = sorted(set(spec.get("roles", [])) & roles)
                 score += len(by_role)
                 hits += [f"recipient's role '{r}'" for r in by_role]
-            named = self._named_recipient(key, head, text)
+            named = self._named_recipient(key, plain, text)
             if named:
                 score += 3
                 hits.append(named)
@@ -1117,7 +1125,10 @@ class Guard:
             else:
                 out.append(self._judge_turn(result, text, purpose, " ".join(earlier), identity))
             earlier.append(text)
-            identity += [s.text for s in self.phi.find(text) if s.kind == "identifier"]
+            # what identifies the patient: the turns' words, and the parties' own names
+            # ("reviewer Dana K.", "caller who says she is Rick Hensley's ex-wife")
+            for words in (text, speaker, recipient):
+                identity += [s.text for s in self.phi.find(words) if s.kind == "identifier"]
         return out
 
     def _judge_turn(
@@ -1138,7 +1149,11 @@ class Guard:
             earlier=earlier,
         )
         added = list(guarded.unneeded)
-        identified = bool(known) or any(d.span.kind == "identifier" for d in guarded.decisions)
+        identified = (
+            bool(known)
+            or any(d.span.kind == "identifier" for d in guarded.decisions)
+            or bool(guarded.purpose.spec.get("identified"))
+        )
         stop = bool(added) and (identified or any(d.span.kind == "identifier" for d in added))
         unread = (
             guarded.purpose.key is None
