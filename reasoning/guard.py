@@ -7,8 +7,9 @@
    read is reported (``purpose.key`` None), never guessed;
 2. the flow and its verdict from the checklist reasoner: the sender (default: the user's own
    covered entity), the recipient's roles, the condition the purpose states (treatment,
-   payment, to the individual ...) and the facts the checklist's reader finds in the words
-   (an authorization, a court order, a waiver, stated or denied);
+   payment, to the individual ...) and the condition it needs (an authorization, a court
+   order, a waiver, a business associate agreement) read from the options, the message and
+   what a conversation said before, stated or denied;
 3. every span of protected health information (:mod:`privacy_checklist.kg.phi`), and for
    each whether the purpose needs it and why, naming the norm: nothing is flagged where
    minimum necessary does not apply (164.502(b)(2): treatment, the individual, an
@@ -19,8 +20,9 @@
    decline; then re-checked (no unneeded identifier left, every needed span kept, the
    verdict recomputed).
 
-:meth:`Guard.conversation` judges each outgoing turn against what its recipient has already
-been told and stops the one that would complete a prohibited disclosure.
+:meth:`Guard.conversation` judges each outgoing turn against what the thread has already made
+known and stops the one that would complete a prohibited disclosure; :meth:`Guard.fluent_rewrite`
+asks an LLM for a fluent rewrite held to the same re-check.
 """
 
 from __future__ import annotations
@@ -63,10 +65,6 @@ class GuardError(ValueError):
 def purposes_data() -> dict[str, Any]:
     data: dict[str, Any] = json.loads(data_path("guard_purposes.json").read_text("utf-8"))
     return data
-
-
-def purpose_keys() -> list[str]:
-    return list(purposes_data()["purposes"])
 
 
 def _has(words: Iterable[str], text: str) -> list[str]:
@@ -670,7 +668,7 @@ class Guard:
                     span, False, f"{label} does not need the date of birth", MINIMUM_NECESSARY
                 )
             if wanted == "*" or span.type in wanted:
-                if wanted == "*" and self._aside(said, span, text):
+                if wanted == "*" and self._aside(said):
                     return SpanDecision(
                         span, False, f"beside the purpose ({label}){auth}", MINIMUM_NECESSARY
                     )
@@ -703,7 +701,7 @@ class Guard:
                 f"{spec['scope']['about'].split(':')[0].lower()})",
                 "164.508(c)(1)(i)",
             )
-        if rule == "relevant" and self._aside(said, span, text):
+        if rule == "relevant" and self._aside(said):
             return SpanDecision(
                 span,
                 False,
@@ -727,7 +725,7 @@ class Guard:
                 return True
         return False
 
-    def _aside(self, sentence: str, span: PhiSpan, text: str) -> bool:
+    def _aside(self, sentence: str) -> bool:
         """The span's sentence turns aside from the purpose (a digression cue, not tied back by
         a justifying word)."""
         found = self._digression.search(sentence)

@@ -39,6 +39,8 @@ SETS = {
     "guard_drafts.jsonl": (150, 15, 0),
     "guard_drafts_leaveout.jsonl": (80, 8, 6),
     "guard_drafts_leaveout2.jsonl": (80, 8, 6),
+    "guard_drafts_leaveout3.jsonl": (80, 8, 6),
+    "guard_drafts_leaveout4.jsonl": (80, 8, 6),
 }
 
 
@@ -71,6 +73,8 @@ def test_every_draft_and_span_is_sound(name: str) -> None:
         "guard_conversations.jsonl",
         "guard_conversations_leaveout.jsonl",
         "guard_conversations_leaveout2.jsonl",
+        "guard_conversations_leaveout3.jsonl",
+        "guard_conversations_leaveout4.jsonl",
     ],
 )
 def test_every_conversation_is_sound(name: str) -> None:

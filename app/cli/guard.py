@@ -87,8 +87,8 @@ def _rewrite_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--presidio",
         action="store_true",
-        help="also run Microsoft Presidio's analyzer (offline) for names and places "
-        "(pip install 'privacy-checklist[guard]')",
+        help="also take Microsoft Presidio's person names (its analyzer, offline) beside the "
+        "guard's own recognizers (pip install 'privacy-checklist[guard]')",
     )
     p.add_argument(
         "--out",

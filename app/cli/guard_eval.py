@@ -34,6 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="measure Presidio's analyzer and anonymizer with their defaults beside the guard",
     )
+    e.add_argument(
+        "--guard-presidio",
+        action="store_true",
+        help="also measure the guard with Presidio's recognizers added to its own (--presidio "
+        "on pcheck guard)",
+    )
     e.add_argument("--show", type=int, default=10, metavar="N", help="list N leaks and losses")
     json_option(e, "print the figures as JSON")
     e.set_defaults(func=cmd_guard_eval)
@@ -59,6 +65,12 @@ def cmd_guard_eval(args: argparse.Namespace) -> int:
     figures: dict[str, Any] = {"file": args.file}
     with tqdm(total=len(drafts), desc="guard", unit="draft", disable=None) as bar:
         figures["guard"] = measure(drafts, lambda d: guard_output(guard, d), bar.update)
+    if args.guard_presidio:
+        helped = make_guard(argparse.Namespace(**{**vars(args), "presidio": True}))
+        with tqdm(total=len(drafts), desc="guard+presidio", unit="draft", disable=None) as bar:
+            figures["guard+presidio"] = measure(
+                drafts, lambda d: guard_output(helped, d), bar.update
+            )
     if args.presidio:
         analyzer, anonymizer = _presidio_defaults()
         with tqdm(total=len(drafts), desc="presidio", unit="draft", disable=None) as bar:
@@ -82,14 +94,14 @@ def cmd_guard_eval(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.file}: {len(drafts)} drafts")
     print(
-        f"{'':<10} {'leak rate':>10} {'needed kept':>12} {'unneeded out':>13} "
+        f"{'':<14} {'leak':>6} {'needed kept':>12} {'unneeded out':>13} "
         f"{'verdicts':>9} {'drafts/s':>9}"
     )
-    for name in ("guard", "presidio"):
+    for name in ("guard", "guard+presidio", "presidio"):
         if name in figures:
             f = figures[name]
             print(
-                f"{name:<10} {_pct(f['leak_rate']):>10} {_pct(f['needed_kept']):>12} "
+                f"{name:<14} {_pct(f['leak_rate']):>6} {_pct(f['needed_kept']):>12} "
                 f"{_pct(f['unneeded_removed']):>13} {_pct(f['verdict_agreement']):>9} "
                 f"{f['drafts_per_second']:>9}"
             )
