@@ -165,6 +165,8 @@ def _words(names: Iterable[str]) -> str:
     return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
 
 
+#: a word in lower case, in any script ("wiśniewski")
+LOWER_WORD = r"(?-i:(?=[^\W\d_])[^\W\d_A-Z])(?:[^\W\d_]|['’-])+"
 NAME_WORD = r"[A-Z][a-zà-ÿ'’]+(?:-[A-Z][a-zà-ÿ'’]+)?"
 FULL_NAME = (
     rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
@@ -198,6 +200,7 @@ class PhiReader:
             (p["type"], re.compile(p["regex"]), re.compile(p.get("keep_from", "^")))
             for p in data["patterns"]
         ]
+        self._not_patterns = {p["regex"]: frozenset(p.get("not", [])) for p in data["patterns"]}
         codes = data["codes"]
         self._code = re.compile(codes["regex"])
         self._icd10 = re.compile(codes["icd10"])
@@ -265,6 +268,8 @@ class PhiReader:
             for found in pattern.finditer(text):
                 if kind == "DATE" and not _date_like(found.group()):
                     continue
+                if found.group() in self._not_patterns.get(pattern.pattern, ()):
+                    continue  # "U.S.", "M.D.": initials that name no one
                 typed = kind
                 if kind in ("SSN", "PHONE"):
                     typed = self._context_type(text, found.start()) or kind
@@ -300,6 +305,8 @@ class PhiReader:
         width = int(codes["context_chars"])
         for found in self._code.finditer(text):
             token = found.group()
+            if re.fullmatch(r"\d{3}-\d{3}-\d{4}|\d{3}-\d{4}", token):
+                continue  # a phone number: the phone patterns read it (and its context)
             if len(token.replace("-", "")) < int(codes["min_length"]) and not self._icd10.match(
                 token
             ):
@@ -364,7 +371,7 @@ class PhiReader:
             return PhiSpan(start, end, text[start:end], "identifier", kind, source, addressee)
 
         for start, end in self._capital_names(text):
-            span = name(start, end, "NAME", "ner")
+            span = name(start, end, "NAME", "names")
             if span:
                 yield span
         for found in self._greeting.finditer(text):
@@ -404,8 +411,11 @@ class PhiReader:
                             ent.start_char, ent.end_char, ent.text, "identifier", "ADDRESS", "ner"
                         )
                     continue
-                if ent.label_ != "PERSON":
-                    continue
+                if ent.label_ != "PERSON" or (
+                    ent.text.islower()
+                    and all(w in self.kb.nouns for w in ent.text.split() if len(w) > 1)
+                ):
+                    continue  # "strawberry tongue": words of the dictionary in lower case
                 start, end = ent.start_char, ent.end_char
                 title = re.search(r"(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+$", text[max(0, start - 5) : start])
                 if title:
@@ -415,9 +425,10 @@ class PhiReader:
                     yield span
 
     def _capital_names(self, text: str) -> list[tuple[int, int]]:
-        """Names written in capitals ("PATIENT: BRAYDEN COLE"): spaCy's entities read the
-        capitalised words title-cased (same length, same offsets); acronyms, health words and
-        the message's usual capitals stay as they are."""
+        """Names written in capitals ("PATIENT: BRAYDEN COLE") or in lower case after a word
+        that introduces a person ("pt tomasz wiśniewski"): spaCy's entities read those words
+        title-cased (same length, same offsets); acronyms, health words and the message's usual
+        capitals stay as they are."""
         runs: list[tuple[int, int]] = []
         for run in re.finditer(r"\b[A-Z][A-Z'’-]+(?:[ \t]+[A-Z][A-Z'’-]+)+\b", text):
             piece: list[tuple[int, int]] = []
@@ -432,6 +443,18 @@ class PhiReader:
                 if len(piece) >= 2:  # spaCy's entities say which of them are a name
                     runs.append((piece[0][0], piece[-1][1]))
                 piece = []
+        low = phi_data()["names"]["lowercase_after"]
+        for found in re.finditer(
+            rf"(?i:\b(?:{_words(low)})\b)\s*[:#-]?\s+"
+            rf"(?P<name>{LOWER_WORD}(?:\s+{LOWER_WORD}){{0,2}})",
+            text,
+        ):
+            words = found.group("name").split()
+            # a word of the dictionary in lower case is no name ("strawberry tongue")
+            kept = [w for w in words if not self._common_capital(w) and w not in self.kb.nouns]
+            if kept and kept == words[: len(kept)]:
+                start = found.start("name")
+                runs.append((start, start + len(" ".join(kept))))  # "pt tomasz wiśniewski"
         if not runs or self.nlp is None:
             return []
         fixed = list(text)
@@ -444,6 +467,8 @@ class PhiReader:
                 continue
             for a, b in runs:  # the entity within the run ("Brayden Cole  DOB": the name)
                 start, end = max(a, ent.start_char), min(b, ent.end_char)
+                while end < b and (text[end].isalpha() or text[end] in "'’-"):
+                    end += 1  # to the end of its last word ("Wiśniewski", read in pieces)
                 if end - start >= 3:
                     found.append((start, end))
         return found
