@@ -429,6 +429,26 @@ class PhiReader:
         that introduces a person ("pt tomasz wiśniewski"): spaCy's entities read those words
         title-cased (same length, same offsets); acronyms, health words and the message's usual
         capitals stay as they are."""
+        runs = self._capital_runs(text) + self._lowercase_runs(text)
+        if not runs or self.nlp is None:
+            return []
+        fixed = list(text)
+        for start, end in runs:
+            fixed[start:end] = text[start:end].title()
+        names: list[tuple[int, int]] = []
+        for ent in self.nlp("".join(fixed)).ents:
+            if ent.label_ != "PERSON":
+                continue
+            for a, b in runs:  # the entity within the run ("Brayden Cole  DOB": the name)
+                start, end = max(a, ent.start_char), min(b, ent.end_char)
+                while end < b and (text[end].isalpha() or text[end] in "'’-"):
+                    end += 1  # to the end of its last word ("Wiśniewski", read in pieces)
+                if end - start >= 3:
+                    names.append((start, end))
+        return names
+
+    def _capital_runs(self, text: str) -> list[tuple[int, int]]:
+        """Runs of two or more words in capitals that are no label, acronym or health word."""
         runs: list[tuple[int, int]] = []
         for run in re.finditer(r"\b[A-Z][A-Z'’-]+(?:[ \t]+[A-Z][A-Z'’-]+)+\b", text):
             piece: list[tuple[int, int]] = []
@@ -443,6 +463,12 @@ class PhiReader:
                 if len(piece) >= 2:  # spaCy's entities say which of them are a name
                     runs.append((piece[0][0], piece[-1][1]))
                 piece = []
+        return runs
+
+    def _lowercase_runs(self, text: str) -> list[tuple[int, int]]:
+        """Lower-case words after a word that introduces a person, none of them a dictionary
+        word ("pt tomasz wiśniewski"; not "patient strawberry tongue")."""
+        runs: list[tuple[int, int]] = []
         low = phi_data()["names"]["lowercase_after"]
         for found in re.finditer(
             rf"(?i:\b(?:{_words(low)})\b)\s*[:#-]?\s+"
@@ -450,28 +476,11 @@ class PhiReader:
             text,
         ):
             words = found.group("name").split()
-            # a word of the dictionary in lower case is no name ("strawberry tongue")
             kept = [w for w in words if not self._common_capital(w) and w not in self.kb.nouns]
             if kept and kept == words[: len(kept)]:
                 start = found.start("name")
-                runs.append((start, start + len(" ".join(kept))))  # "pt tomasz wiśniewski"
-        if not runs or self.nlp is None:
-            return []
-        fixed = list(text)
-        for start, end in runs:
-            fixed[start:end] = text[start:end].title()
-        doc = self.nlp("".join(fixed))
-        found = []
-        for ent in doc.ents:
-            if ent.label_ != "PERSON":
-                continue
-            for a, b in runs:  # the entity within the run ("Brayden Cole  DOB": the name)
-                start, end = max(a, ent.start_char), min(b, ent.end_char)
-                while end < b and (text[end].isalpha() or text[end] in "'’-"):
-                    end += 1  # to the end of its last word ("Wiśniewski", read in pieces)
-                if end - start >= 3:
-                    found.append((start, end))
-        return found
+                runs.append((start, start + len(" ".join(kept))))
+        return runs
 
     def _common_capital(self, word: str) -> bool:
         """A word in capitals that is no name: a label, an acronym, a health word."""
