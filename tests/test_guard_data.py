@@ -41,6 +41,7 @@ SETS = {
     "guard_drafts_leaveout2.jsonl": (80, 8, 6),
     "guard_drafts_leaveout3.jsonl": (80, 8, 6),
     "guard_drafts_leaveout4.jsonl": (80, 8, 6),
+    "guard_drafts_leaveout5.jsonl": (80, 8, 6),
 }
 
 
@@ -75,6 +76,7 @@ def test_every_draft_and_span_is_sound(name: str) -> None:
         "guard_conversations_leaveout2.jsonl",
         "guard_conversations_leaveout3.jsonl",
         "guard_conversations_leaveout4.jsonl",
+        "guard_conversations_leaveout5.jsonl",
     ],
 )
 def test_every_conversation_is_sound(name: str) -> None:
