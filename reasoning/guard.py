@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -173,8 +173,15 @@ class SpanDecision:
     needed: bool | None
     why: str
     norm: str
-    action: str = "keep"  # keep | generalise | remove | drop-sentence
+    #: keep (needed or unknown), take-out (unneeded, no rewrite made), and what the rewrite
+    #: did with an unneeded span: generalise (to ``replacement``), remove, drop-sentence, or
+    #: decline (the whole message replaced by a decline)
+    action: str = ""
     replacement: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.action:
+            object.__setattr__(self, "action", "take-out" if self.needed is False else "keep")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -894,14 +901,19 @@ class Guard:
     # ----------------------------------------------------------------- rewriting
 
     def rewrite(self, guarded: Guarded, permitted: bool | None) -> str:
-        """The message with what the purpose does not need taken out (see the docstring)."""
+        """The message with what the purpose does not need taken out (see the docstring).
+        Each unneeded span's decision records what became of it (``action``: generalise with
+        its replacement, remove, drop-sentence, or decline when nothing may go)."""
         spec = guarded.purpose.spec
         text = guarded.text
         unneeded = guarded.unneeded
         if not unneeded:
             return text
+        done: dict[int, tuple[str, str]] = {}  # id(decision) -> (action, replacement)
+        decline = str(spec.get("fallback", DECLINE))
         if permitted is False and not spec.get("deidentify"):
-            return str(spec.get("fallback", DECLINE))
+            self._record(guarded, {id(d): ("decline", "") for d in unneeded})
+            return decline
         needed = [d for d in guarded.decisions if d.needed is not False]
         deidentify = bool(spec.get("deidentify"))
         pieces: list[str] = []
@@ -913,18 +925,35 @@ class Guard:
                 and not keep
                 and (any(d.span.kind == "health" for d in inside) or not deidentify)
             ):
+                done.update((id(d), ("drop-sentence", "")) for d in inside)
                 continue  # a sentence that only carries what the purpose does not need
             if not inside:
                 pieces.append(text[start:end])
                 continue
-            pieces.append(self._replace(text, start, end, inside, spec))
+            pieces.append(self._replace(text, start, end, inside, spec, done))
         out = _tidy(" ".join(p.strip() for p in pieces if p.strip()))
         if not re.search(r"[A-Za-z]{3,}", out):
-            return str(spec.get("fallback", DECLINE))
+            done = {id(d): ("decline", "") for d in unneeded}
+            out = decline
+        self._record(guarded, done)
         return out
 
+    @staticmethod
+    def _record(guarded: Guarded, done: Mapping[int, tuple[str, str]]) -> None:
+        """The rewrite's fate of each span, written into the guarded message's decisions."""
+        guarded.decisions = [
+            replace(d, action=done[id(d)][0], replacement=done[id(d)][1]) if id(d) in done else d
+            for d in guarded.decisions
+        ]
+
     def _replace(
-        self, text: str, start: int, end: int, inside: list[SpanDecision], spec: dict[str, Any]
+        self,
+        text: str,
+        start: int,
+        end: int,
+        inside: list[SpanDecision],
+        spec: dict[str, Any],
+        done: dict[int, tuple[str, str]],
     ) -> str:
         """One sentence with its unneeded spans generalised or taken out, with the words that
         only label them ("member ID", "DOB") and spans joined only by "and", "+" or a comma
@@ -977,6 +1006,8 @@ class Guard:
                     cut_from = lead.start() if lead else a
                     new = ""
             cut_from = max(cut_from, floor)
+            fate = ("generalise", new.strip()) if new.strip() else ("remove", "")
+            done.update((id(d), fate) for d in group)
             if new and cut_from < a:
                 new = " " + new
             out = out[:cut_from] + new + out[b:]
@@ -1032,43 +1063,49 @@ class Guard:
     def fluent_rewrite(self, guarded: Guarded, client: Any) -> Guarded:
         """Ask the LLM layer for a fluent rewrite and hold it to the same re-check: one that
         leaks an identifier the purpose does not need or drops a needed span is refused and the
-        offline rewrite kept (``guarded.fluent`` says which and why)."""
+        offline rewrite kept (``guarded.fluent`` says which and why).
+
+        The outside model receives the offline rewrite and the instructions, nothing else: no
+        value the guard took out, and not even the identifiers the purpose needs (each is a
+        neutral placeholder such as ``[ID-1]``, put back in the model's answer). An offline
+        rewrite that did not pass its own re-check is not sent at all."""
         from privacy_checklist.reasoning.prompting import fence, render, template
 
         assert self.phi is not None
         if guarded.rewrite is None or guarded.context is None:
             raise GuardError("a fluent rewrite needs the offline rewrite first (rewrite=True)")
         if not guarded.unneeded:
-            guarded.fluent = {
-                "text": None,
-                "accepted": False,
-                "why": "nothing to take out: the draft goes as written",
-            }
-            return guarded
+            return self._fluent(
+                guarded, None, False, "nothing to take out: the draft goes as written"
+            )
+        if guarded.recheck is None or not guarded.recheck.passed:
+            return self._fluent(
+                guarded, None, False, "not asked: the offline rewrite failed its own re-check"
+            )
         spec = guarded.purpose.spec
         keep = sorted({d.span.text for d in guarded.decisions if d.needed})
         remove = sorted({d.span.text for d in guarded.unneeded})
+        masked, slots = _placeholders(guarded.rewrite, guarded.decisions)
         prompt = render(
             template("guard_rewrite"),
             purpose=str(spec.get("label", "")),
             needs=str(spec.get("needs", "")),
             draft=fence(
-                guarded.rewrite, "DRAFT", "The draft, with what it must not carry already taken out"
+                masked, "DRAFT", "The draft, with what it must not carry already taken out"
             ),
-            keep="; ".join(f'"{k}"' for k in keep) or "(nothing in particular)",
-            remove="; ".join(f'"{r}"' for r in remove),
+            keep="; ".join(slots) or "(none)",
         )
         outcome = client.complete([{"role": "user", "content": prompt}])
         text = (getattr(outcome, "text", None) or "").strip()
         error = getattr(outcome, "error", None)
         if error or not text:
-            guarded.fluent = {
-                "text": None,
-                "accepted": False,
-                "why": f"the model gave no rewrite ({error or 'empty answer'})",
-            }
-            return guarded
+            return self._fluent(
+                guarded, None, False, f"the model gave no rewrite ({error or 'empty answer'})"
+            )
         text = re.sub(r"^```\w*\s*|\s*```$", "", text).strip().strip('"')
+        missing = [slot for slot in slots if slot not in text]
+        for slot, value in slots.items():
+            text = text.replace(slot, value)
         again = self._judge(text, self.phi.find(text), guarded.context)
         leaked = [
             d.span.text
@@ -1076,7 +1113,8 @@ class Guard:
             if d.needed is False and d.span.kind == "identifier"
         ]
         leaked += [r for r in remove if r.lower() in text.lower() and r not in leaked]
-        dropped = [k for k in keep if k.lower() not in text.lower()]
+        dropped = [slots[s] for s in missing]
+        dropped += [k for k in keep if k.lower() not in text.lower() and k not in dropped]
         if leaked or dropped:
             why = "; ".join(
                 part
@@ -1086,15 +1124,14 @@ class Guard:
                 )
                 if part
             )
-            guarded.fluent = {
-                "text": text,
-                "accepted": False,
-                "why": f"refused, the offline rewrite kept: {why}",
-            }
-            return guarded
-        guarded.fluent = {"text": text, "accepted": True, "why": "passed the same re-check"}
+            return self._fluent(guarded, text, False, f"refused, the offline rewrite kept: {why}")
         guarded.rewrite = text
         guarded.recheck = self.recheck(guarded, guarded.context, guarded.context.known)
+        return self._fluent(guarded, text, True, "passed the same re-check")
+
+    @staticmethod
+    def _fluent(guarded: Guarded, text: str | None, accepted: bool, why: str) -> Guarded:
+        guarded.fluent = {"text": text, "accepted": accepted, "why": why}
         return guarded
 
     # ----------------------------------------------------------------- conversations
@@ -1188,6 +1225,32 @@ class Guard:
         if roles:
             return False  # an employer, a relative, a lawyer: someone the norms give a role
         return bool(re.search(self._staff_words, speaker))
+
+
+def _placeholders(text: str, decisions: Sequence[SpanDecision]) -> tuple[str, dict[str, str]]:
+    """``text`` with each needed identifier it carries replaced by a neutral placeholder
+    (``[ID-1]`` ...), and the placeholders with the values they stand for, so that an outside
+    model can reword a message without receiving a single identifier."""
+    values = {
+        d.span.text
+        for d in decisions
+        if d.needed and d.span.kind == "identifier" and d.span.text.strip()
+    }
+    if not values:
+        return text, {}
+    slots: dict[str, str] = {}
+    numbers: dict[str, str] = {}
+
+    def slot(match: re.Match[str]) -> str:
+        value = match.group()
+        if value not in numbers:
+            numbers[value] = f"[ID-{len(numbers) + 1}]"
+            slots[numbers[value]] = value
+        return numbers[value]
+
+    # the longer first ("Ann Lee" before "Ann"), numbered in the order they appear
+    pattern = "|".join(re.escape(v) for v in sorted(values, key=lambda v: (-len(v), v)))
+    return re.sub(pattern, slot, text), slots
 
 
 def _tidy(text: str) -> str:

@@ -227,9 +227,10 @@ def test_the_llm_rewrite_is_held_to_the_same_recheck(guard: Guard, tmp_path: Pat
     draft = CLAIM
     answers = iter(
         [
-            "Resubmitting the claim for Marta Okafor (member ID ZHP555104422, DOB 02/11/1970), "
-            "office visit 99213 on 05/14/2025 for acute sinusitis (J01.90).",
-            "Claim for Marta Okafor, who also has bipolar disorder; SSN 000-12-3456.",
+            "Resubmitting the claim for [ID-1] (member ID [ID-2], DOB [ID-3]): office visit "
+            "99213 on [ID-4] for acute sinusitis (J01.90).",
+            "Claim for [ID-1], who also has bipolar disorder; SSN 000-12-3456. [ID-2] [ID-3] "
+            "[ID-4]",
         ]
     )
     with ScriptedLLM(lambda request, count: next(answers)) as server:
@@ -239,12 +240,29 @@ def test_the_llm_rewrite_is_held_to_the_same_recheck(guard: Guard, tmp_path: Pat
         )
         assert ok.fluent is not None and ok.fluent["accepted"], ok.fluent
         assert ok.rewrite == ok.fluent["text"] and ok.recheck is not None and ok.recheck.passed
-        other = draft.replace("05/14/2025", "05/15/2025")  # another request, not the cache's
+        assert "Marta Okafor" in ok.rewrite and "05/14/2025" in ok.rewrite  # put back
+        other = draft.replace("office visit", "follow-up visit")  # not the cache's request
         bad = guard.fluent_rewrite(
             guard.check(other, to="the patient's health plan", purpose="a claim"), client
         )
         assert bad.fluent is not None and not bad.fluent["accepted"]
         assert "000-12-3456" in bad.fluent["why"] and "bipolar" not in (bad.rewrite or "")
+        sent = json.dumps(server.requests)
+    # the outside model received no value the guard took out, and no identifier at all
+    for value in ("000-12-3456", "bipolar", "lithium", "Marta Okafor", "ZHP555104422"):
+        assert value not in sent, value
+    assert "02/11/1970" not in sent and "05/14/2025" not in sent and "[ID-4]" in sent
+
+
+def test_actions_say_what_the_rewrite_did(guard: Guard) -> None:
+    guarded = guard.check(CLAIM, to="the patient's health plan", purpose="a claim")
+    actions = {d["text"]: d["action"] for d in guarded.to_json()["spans"]}
+    assert actions["Marta Okafor"] == "keep" and actions["000-12-3456"] == "drop-sentence"
+    assert all(actions[t] != "keep" for t in ("bipolar disorder", "lithium"))
+    unread = guard.check(CLAIM, to="the patient's health plan", purpose="a claim", rewrite=False)
+    assert {d.action for d in unread.unneeded} == {"take-out"}
+    declined = guard.check(CLAIM, to="a newspaper reporter", purpose="a story")
+    assert declined.unneeded and {d.action for d in declined.unneeded} == {"decline"}
 
 
 def test_guard_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
