@@ -25,9 +25,12 @@ evaluation asks again.
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from privacy_checklist.reasoning.checklist import (
@@ -71,6 +74,8 @@ APPLICABILITY_QUESTIONS = {
     "individual's own disclosure, employment records held as an employer, education records, "
     "de-identified data, or about a person dead for more than 50 years)?",
 }
+#: the questions about a party's role: any word that names a role bears on them
+PARTY_QUESTIONS = ("sender_covered", "acting_in_role")
 #: why a question was asked, in the order questions are kept under the cap
 TIERS = (
     "the verdict turns on it",
@@ -221,6 +226,75 @@ def evidence_span(narrative: str, evidence: str) -> tuple[int, int] | None:
     return (match.start(), match.end()) if match else None
 
 
+@cache
+def _fact_words() -> tuple[dict[str, frozenset[str]], dict[str, tuple[re.Pattern[str], ...]]]:
+    """Per fact key, the stems of the words that can state it (its question, label and hints
+    in the catalogue, the literal words of the reader's cues for it, and for the applicability
+    questions the words that name a party's role, the role graph's among them) less the stems
+    common to many keys; and the
+    reader's cues for it, compiled."""
+    from nltk.stem.porter import PorterStemmer
+
+    from privacy_checklist.kg.kb import builtin_path
+    from privacy_checklist.kg.lexicon import FUNCTION_WORDS, STOP_WORDS
+    from privacy_checklist.kg.store import condition_kinds
+    from privacy_checklist.reasoning.checklist import data_path
+
+    stem = PorterStemmer().stem
+    cues = json.loads(data_path("fact_cues.json").read_text(encoding="utf-8"))
+    kinds = condition_kinds()
+    roles = json.loads((builtin_path() / "roles.json").read_text(encoding="utf-8"))
+    party_words = " ".join(
+        [
+            f"{k} {v}"
+            for group in ("parties", "org_words", "titles")
+            for k, v in cues[group].items()
+            if k != "about"
+        ]
+        + [" ".join([n.get("name", ""), *n.get("aliases", [])]) for n in roles["nodes"]]
+    )
+    raw: dict[str, set[str]] = {}
+    patterns: dict[str, tuple[re.Pattern[str], ...]] = {}
+    for key in set(cues["facts"]) | set(kinds) | set(APPLICABILITY_QUESTIONS):
+        found = cues["facts"].get(key, {})
+        cued = [p for value in ("true", "false") for p in found.get(value, [])]
+        # a cue that holds only for some parties is a word of the fact, not a match alone
+        patterns[key] = tuple(re.compile(p, re.IGNORECASE) for p in cued if isinstance(p, str))
+        sources = [p if isinstance(p, str) else str(p.get("re", "")) for p in cued]
+        kind = kinds.get(key)
+        text = " ".join(
+            [APPLICABILITY_QUESTIONS.get(key, ""), *sources]
+            + ([kind.question, kind.label, kind.cues_hint] if kind else [])
+        )
+        parties = party_words if key in PARTY_QUESTIONS else ""
+        raw[key] = {
+            stem(w)
+            for w in re.findall(r"[a-z]{3,}", text.lower()) + re.findall(r"[a-z]{4,}", parties)
+            if w not in FUNCTION_WORDS and w not in STOP_WORDS
+        }
+    spread = Counter(w for words in raw.values() for w in words)
+    common = {w for w, n in spread.items() if n > len(raw) // 6}
+    return {k: frozenset(v - common) for k, v in raw.items()}, patterns
+
+
+def bears_on(key: str, evidence: str, question: str = "") -> bool:
+    """Whether quoted ``evidence`` could state the fact ``key``: one of the reader's cues for
+    it matches, or it holds a word (by its stem) of the words that state that fact. A word
+    every question shares ("the", "patient", "information") bears on none; a key the
+    catalogue does not know is read from ``question``'s own words."""
+    from nltk.stem.porter import PorterStemmer
+
+    vocabulary, patterns = _fact_words()
+    if any(p.search(evidence) for p in patterns.get(key, ())):
+        return True
+    words = vocabulary.get(key)
+    stem = PorterStemmer().stem
+    if words is None:
+        words = frozenset(stem(w) for w in re.findall(r"[a-z]{4,}", question.lower()))
+    said = {stem(w) for w in re.findall(r"[a-z]{3,}", evidence.lower())}
+    return bool(said & words)
+
+
 def read_answer(narrative: str, question: Question, call: Call) -> Answer:
     """The model's answer to one question, accepted or not (see the module docstring)."""
 
@@ -246,8 +320,47 @@ def read_answer(narrative: str, question: Question, call: Call) -> Answer:
     if span is None:
         return rejected(f"the evidence {evidence[:80]!r} is not words of the case", said, evidence)
     start, end = span
+    if not bears_on(question.key, narrative[start:end], question.question):
+        return rejected(
+            f"the evidence {evidence[:80]!r} holds no word that bears on {question.key}",
+            said,
+            evidence,
+        )
     fact = Fact(question.key, value, start, end, narrative[start:end], "llm")
     return Answer(question, said, evidence, fact, None)
+
+
+def contradictions(answers: Sequence[Answer]) -> list[Answer]:
+    """The answers with those that contradict another accepted answer of the same flow set
+    aside (both stay unknown): a kind and the kind derived from it answered so that they
+    disagree (both "the minimum necessary" and "more than the minimum necessary"; an agreement
+    documented that was not given)."""
+    from privacy_checklist.kg.store import condition_kinds
+
+    kinds = condition_kinds()
+    said = {(a.question.flow, a.question.key): a for a in answers if a.fact is not None}
+    clash: dict[tuple[int, str], str] = {}
+    for (flow, key), answer in said.items():
+        kind = kinds.get(key)
+        if kind is None or not kind.derived_from:
+            continue
+        other = said.get((flow, kind.derived_from))
+        assert answer.fact is not None
+        if other is None or other.fact is None:
+            continue
+        if (
+            answer.fact.value == other.fact.value  # "more than the minimum" and "the minimum"
+            if kind.negate
+            else answer.fact.value and not other.fact.value  # documented, yet not agreed
+        ):
+            clash[(flow, key)] = kind.derived_from
+            clash[(flow, kind.derived_from)] = key
+    return [
+        replace(a, fact=None, problem=f"contradicts the answer to {clash[k]}")
+        if (k := (a.question.flow, a.question.key)) in clash
+        else a
+        for a in answers
+    ]
 
 
 def with_facts(flow: FlowFacts, facts: Sequence[Fact]) -> FlowFacts:
@@ -312,7 +425,9 @@ class ChecklistLLMReasoner(ChecklistReasoner):
         questions = open_questions(first, self.question, self.max_questions)
         trace = Trace(self.client)
         calls = trace.ask_all([(q.step, self.request(text, flows[q.flow], q)) for q in questions])
-        answers = [read_answer(text, q, c) for q, c in zip(questions, calls, strict=True)]
+        answers = contradictions(
+            [read_answer(text, q, c) for q, c in zip(questions, calls, strict=True)]
+        )
         llm = client_name(self.client)
         failed = [c for c in calls if c.text is None]
         if failed:

@@ -15,10 +15,16 @@ from privacy_checklist.app.cli.options import DEFAULT_METHOD, TOP_CANDIDATES
 from privacy_checklist.app.cli.reasoning import check_case
 from privacy_checklist.app.ui.pages import check
 from privacy_checklist.kg.kb import KnowledgeBase
+from privacy_checklist.reasoning.checklist import Fact
 from privacy_checklist.reasoning.checklist_llm import (
     APPLICABILITY_QUESTIONS,
     MAX_QUESTIONS,
+    PARTY_QUESTIONS,
+    Answer,
     ChecklistLLMReasoner,
+    Question,
+    bears_on,
+    contradictions,
     evidence_span,
 )
 from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
@@ -223,6 +229,50 @@ def test_an_answer_without_valid_evidence_changes_nothing(
         assert law["problem"]
     facts = {f["key"] for f in verdict.checklist["flows"][0]["facts"]}
     assert "required_by_law" not in facts
+
+
+@pytest.mark.parametrize(
+    "evidence",
+    ["the", "Dr. Lee", "emailed the patient's medical records"],  # words of the case, not of it
+)
+def test_a_yes_for_everything_with_evidence_that_bears_on_nothing(
+    llm, shipped, reasoner, tmp_path, evidence
+) -> None:
+    said = {"answer": "yes", "evidence": evidence}
+    with serve(llm, answering(said, said)) as server:
+        verdict = llm_reasoner(shipped, reasoner, server, tmp_path).check(REPORTED)
+    assert verdict.label == "prohibit" and verdict.failure is None
+    law = next(a for a in verdict.checklist["asked"] if a["key"] == "required_by_law")
+    assert not law["accepted"] and "bears on required_by_law" in law["problem"]
+    # only a question about a party's role may take a word that names one ("medical", "Dr.")
+    others = [a for a in verdict.checklist["asked"] if a["key"] not in PARTY_QUESTIONS]
+    assert others and not any(a["accepted"] for a in others)
+
+
+def test_answers_that_contradict_each_other_are_set_aside() -> None:
+    def answer(key: str, value: bool) -> Answer:
+        fact = Fact(key, value, 0, 5, "chart", "llm")
+        return Answer(Question(0, key, "?", "why"), "yes" if value else "no", "chart", fact, None)
+
+    both = contradictions(
+        [answer("minimum_necessary", True), answer("beyond_minimum_necessary", True)]
+    )
+    assert [a.fact for a in both] == [None, None]
+    assert both[0].problem == "contradicts the answer to beyond_minimum_necessary"
+    agreed = [answer("minimum_necessary", True), answer("beyond_minimum_necessary", False)]
+    assert contradictions(agreed) == agreed
+    documented = [answer("agreement_or_no_objection", False), answer("documented_agreement", True)]
+    assert [a.fact for a in contradictions(documented)] == [None, None]
+
+
+def test_bears_on() -> None:
+    assert bears_on("authorization", "she signed a release form")
+    assert bears_on("court_order", "the judge signed an order")
+    assert bears_on("sender_covered", "Dr. Lee, a surgeon at Mercy Hospital")
+    assert bears_on("required_by_law", EVIDENCE)
+    assert not bears_on("authorization", "the patient")
+    assert not bears_on("court_order", "Dr. Lee emailed the records")
+    assert not bears_on("required_by_law", "the")
 
 
 def test_evidence_span() -> None:
