@@ -565,8 +565,12 @@ def _resolve_info(resolver: Any, phrase: str) -> set[str]:
 
 def to_paper(norm: Norm, tree: RegulationTree) -> dict[str, Any]:
     """A norm in the paper's format, with our provenance fields added."""
+    return {"text": tree.full_specification(norm.node), **paper_fields(norm)}
+
+
+def paper_fields(norm: Norm) -> dict[str, Any]:
+    """A norm's fields in the paper's format (:func:`to_paper` without the paragraph's text)."""
     return {
-        "text": tree.full_specification(norm.node),
         "node_index": norm.node,
         "refer_list": {target: relation for target, relation in norm.refs},
         "norm_type": TO_PAPER[norm.norm_type],

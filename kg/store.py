@@ -40,6 +40,7 @@ from privacy_checklist.kg.norms import (
     PAPER_TYPES,
     RELATIONS,
     Norm,
+    paper_fields,
     read_condition,
 )
 from privacy_checklist.kg.tree import RegulationTree
@@ -215,6 +216,9 @@ class ImportEntry:
     status: str
     comment: str = ""
     version: int | None = None
+    #: an export's entry carries the norm twice, in ``ci`` and in the paper's fields: the
+    #: norm its paper fields say, where it differs from ``norm`` (an edit made there)
+    paper: Norm | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -694,11 +698,18 @@ class NormStore:
             conflicts: list[str] = []
             for node, entry in entries.items():
                 current = self._current_in(db, node, baseline)
-                if entry.norm == current.norm and entry.status == current.status:
+                expected = entry.version if entry.version is not None else 0
+                stale = current.version not in (0, expected)
+                if entry.paper is not None and not stale:
+                    entry = replace(entry, norm=_both_ways(node, entry, current.norm))
+                if (
+                    entry.norm == current.norm
+                    and entry.status == current.status
+                    and (entry.paper is None or not stale)  # a paper field's edit is no echo
+                ):
                     unchanged.append(node)
                     continue
-                expected = entry.version if entry.version is not None else 0
-                if current.version not in (0, expected):
+                if stale:
                     last = self._last_change(db, node)
                     conflicts.append(
                         f"{node} is at version {current.version} (last {last}), "
@@ -738,6 +749,30 @@ class NormStore:
                 )
                 imported.append(node)
         return ImportResult(imported, unchanged)
+
+
+def _both_ways(node: str, entry: ImportEntry, current: Norm) -> Norm:
+    """The norm an export's entry means when its paper fields and its ``ci`` disagree: a field
+    edited in one place (the other still as the store has it) takes that edit; a field edited
+    differently in both is refused, naming it."""
+    assert entry.paper is not None
+    norm = entry.norm
+    for field in EDITABLE:
+        ci, paper, was = (
+            getattr(entry.norm, field),
+            getattr(entry.paper, field),
+            getattr(current, field),
+        )
+        if ci == paper:
+            continue
+        if ci == was:
+            norm = replace(norm, **{field: paper})
+        elif paper != was:
+            raise ImportFileError(
+                f"{node}: {field} is {paper!r} in the paper's fields and {ci!r} in ci (the store "
+                f"has {was!r}); edit it in one place"
+            )
+    return norm
 
 
 def read_effective(path: Path | str, baseline: Mapping[str, Norm]) -> tuple[dict[str, Norm], int]:
@@ -888,6 +923,7 @@ def parse_import(
             raise ImportFileError(
                 f"{where}: field store_version {version!r} is not a version (0, 1, 2 ...)"
             )
+        paper: Norm | None = None
         try:
             if isinstance(entry.get("ci"), dict):
                 norm = Norm.from_json(entry["ci"])
@@ -896,36 +932,65 @@ def parse_import(
                 if tree is not None and norm.conditions:
                     checked = validate_conditions(list(norm.conditions), node, tree)
                     norm = replace(norm, conditions=checked)
+                # the paper's fields that say something else than ci's own rendering of them
+                rendered = paper_fields(norm)
+                edited = {k: v for k, v in entry.items() if k in PAPER_FIELDS and v != rendered[k]}
+                if edited:
+                    changes = _paper_changes(edited, tree, required=False)
+                    said = replace(norm, **validate_changes(changes, node=node, tree=tree))
+                    paper = said if said != norm else None
             else:
-                if entry.get("norm_type") not in PAPER_TYPES:
-                    raise StoreError(
-                        f"norm_type {entry.get('norm_type')!r} is not one of {sorted(PAPER_TYPES)}"
-                    )
-                changes = {
-                    "norm_type": entry["norm_type"],
-                    **{k: entry[k] for k in ("sender", "recipient", "subject") if k in entry},
-                    **{
-                        k: str(entry[k])
-                        for k in ("information_type", "purpose", "consent_form")
-                        if k in entry
-                    },
-                    **{
-                        k: entry[k]
-                        for k in ("sender_is_subject", "recipient_is_subject")
-                        if k in entry
-                    },
-                    "refs": entry.get("refer_list") or {},
-                }
-                if tree is not None and "conditions" in entry:
-                    changes["conditions"] = entry["conditions"]
                 norm = replace(
                     baseline[node],
-                    **validate_changes(changes, node=node, tree=tree),
+                    **validate_changes(_paper_changes(entry, tree), node=node, tree=tree),
                     provenance=str(entry.get("provenance") or "import"),
                 )
         except KeyError as exc:
             raise ImportFileError(f"{where}: a condition has no {exc.args[0]!r}") from exc
         except (StoreError, TypeError, ValueError) as exc:
             raise ImportFileError(f"{where}: {exc}") from exc
-        out[node] = ImportEntry(norm, status, str(entry.get("comment") or ""), version)
+        out[node] = ImportEntry(norm, status, str(entry.get("comment") or ""), version, paper)
     return out
+
+
+#: the paper's fields an import reads, as the norm's fields they set
+PAPER_FIELDS = {
+    "norm_type": "norm_type",
+    "sender": "sender",
+    "recipient": "recipient",
+    "subject": "subject",
+    "information_type": "information_type",
+    "purpose": "purpose",
+    "consent_form": "consent_form",
+    "sender_is_subject": "sender_is_subject",
+    "recipient_is_subject": "recipient_is_subject",
+    "refer_list": "refs",
+    "conditions": "conditions",
+}
+
+
+def _paper_changes(
+    entry: Mapping[str, Any], tree: RegulationTree | None, *, required: bool = True
+) -> dict[str, Any]:
+    """The edits an entry's paper fields make, for :func:`validate_changes` ("none", the
+    paper's word for an empty field, is empty). ``required``: the entry is in the paper's
+    format alone, so it must have a norm type."""
+    if (required or "norm_type" in entry) and entry.get("norm_type") not in PAPER_TYPES:
+        raise StoreError(
+            f"norm_type {entry.get('norm_type')!r} is not one of {sorted(PAPER_TYPES)}"
+        )
+    changes: dict[str, Any] = {}
+    for key, field in PAPER_FIELDS.items():
+        if key not in entry or (key == "conditions" and tree is None):
+            continue
+        value = entry[key]
+        if key in ("information_type", "purpose"):
+            value = "" if str(value).strip().lower() == "none" else str(value)
+        elif key == "consent_form":
+            value = str(value)
+        elif key == "refer_list":
+            value = value or {}
+        changes[field] = value
+    if required and "refs" not in changes:
+        changes["refs"] = {}
+    return changes

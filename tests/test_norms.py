@@ -194,6 +194,31 @@ def test_export_import_round_trip(store: NormStore, shipped: KnowledgeBase, tmp_
         assert again[node]["status"] == entry["status"]
 
 
+def test_an_edit_of_the_paper_fields_of_an_export_is_applied(
+    store: NormStore, shipped: KnowledgeBase, tmp_path: Path
+) -> None:
+    baseline = shipped.norms
+    exported = store.export(baseline, shipped.tree)
+    file = tmp_path / "export.json"
+    edited = {NODE: dict(exported[NODE], purpose="quality review")}
+    file.write_text(json.dumps(edited))
+    result = store.import_file(file, "importer", baseline)
+    assert result.imported == [NODE] and result.unchanged == []
+    assert store.get(NODE).norm.purpose == "quality review"
+    # edited differently in the paper's fields and in ci: refused, naming the field
+    both = dict(edited[NODE], purpose="billing", store_version=1)
+    both["ci"] = dict(both["ci"], purpose="audit")
+    file.write_text(json.dumps({NODE: both}))
+    with pytest.raises(ImportFileError, match=r"purpose is 'billing' in the paper's fields"):
+        store.import_file(file, "importer", baseline)
+    assert store.get(NODE).norm.purpose == "quality review"
+    # the whole export imported again into a fresh store: nothing differs, nothing changes
+    whole = tmp_path / "whole.json"
+    whole.write_text(json.dumps(exported))
+    with NormStore(tmp_path / "other.sqlite") as other:
+        assert other.import_file(whole, "importer", baseline).imported == []
+
+
 def test_import_refuses_malformed_file(
     store: NormStore, shipped: KnowledgeBase, tmp_path: Path
 ) -> None:
