@@ -333,6 +333,48 @@ def run(
     return [done[c.case_id] for c in cases if c.case_id in done]
 
 
+class OtherCaseFile(Exception):
+    """A run folder's log belongs to another case file; the message says what to do."""
+
+
+def case_file_record(path: Path, cases: Sequence[GoldCase]) -> dict[str, Any]:
+    """What identifies the case file of a run: its path, its content's digest and its case
+    ids (the records a run's metrics and the browser count)."""
+    return {
+        "file": str(Path(path).resolve()),
+        "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+        "ids": [c.case_id for c in cases],
+    }
+
+
+def claim_run(out: Path, method: str, case_file: Mapping[str, Any]) -> None:
+    """Tie ``method``'s log in ``out`` to one case file (``<method>.run.json``): the same file
+    (its content edited or not) resumes the run; another file is refused, since its records
+    would mix with the earlier file's in one log. A log from before runs recorded their file
+    is taken as this file's.
+
+    Raises:
+        OtherCaseFile: the log belongs to another case file.
+    """
+    marker = out / f"{method}.run.json"
+    if marker.exists():
+        try:
+            earlier = json.loads(marker.read_text(encoding="utf-8")).get("cases", {})
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            earlier = {}
+        other = earlier.get("file") if isinstance(earlier, dict) else None
+        if other and other != case_file["file"]:
+            raise OtherCaseFile(
+                f"{out} holds {method}'s run on {other}; its log would mix that file's records "
+                f"with {case_file['file']}'s: pass another --out for this case file (or delete "
+                f"{marker.name} and {method}.jsonl to start the folder over)"
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = marker.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"method": method, "cases": case_file}, indent=1), encoding="utf-8")
+    os.replace(tmp, marker)
+
+
 def metrics(
     records: Sequence[dict[str, Any]], gold_refs: Mapping[str, Sequence[str]] | None = None
 ) -> dict[str, Any]:

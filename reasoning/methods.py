@@ -778,21 +778,48 @@ def _digest(data: Any) -> str:
 _KB_DIGESTS: dict[tuple[Any, ...], str] = {}
 
 
-def kb_digest(kb: KnowledgeBase) -> str:
-    """A digest of the knowledge base's files (tree, references, definitions, graphs, norms):
-    any edit or rebuild changes it. Kept per file sizes and times, so it is read once."""
-    folder = kb.path
-    if folder is None:
-        return "in-memory"
-    files = sorted(p for p in Path(folder).iterdir() if p.is_file())
-    stamp = (str(folder), *((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+def _files_digest(folders: Sequence[Path]) -> str:
+    """A digest of every file in ``folders`` (names and contents), kept per file sizes and
+    times, so each is read once."""
+    files = sorted(
+        (p for folder in folders if folder.is_dir() for p in folder.iterdir() if p.is_file()),
+        key=lambda p: (str(p.parent), p.name),
+    )
+    stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
     if stamp not in _KB_DIGESTS:
         hashed = hashlib.sha256()
         for path in files:
-            hashed.update(path.name.encode("utf-8") + b"\0")
+            hashed.update(f"{path.parent.name}/{path.name}".encode() + b"\0")
             hashed.update(hashlib.sha256(path.read_bytes()).digest())
         _KB_DIGESTS[stamp] = hashed.hexdigest()[:16]
     return _KB_DIGESTS[stamp]
+
+
+def kb_digest(kb: KnowledgeBase) -> str:
+    """A digest of the knowledge base as a method reads it: its files (tree, references,
+    definitions, graphs, norms) and, with an editors' store, the effective norms (an edit in
+    the store changes it as a rebuild does)."""
+    files = _files_digest([Path(kb.path)]) if kb.path is not None else "in-memory"
+    if kb.store is None:
+        return files
+    norms = kb.norms
+    return f"{files}+{_digest(sorted((n, norms[n].to_json()) for n in norms))}"
+
+
+def data_digest() -> str:
+    """A digest of every data file the package's readers and models read: the reasoning
+    layer's data (cues, models, purposes, answer words ...) and the ontologies' (condition
+    kinds, norm conditions, stop words, PHI types ...). Every method's settings carry it, so a
+    change to any of them decides the verdicts again."""
+    return _files_digest(data_folders())
+
+
+def data_folders() -> list[Path]:
+    """The folders of the package's data files (:func:`data_digest`)."""
+    return [
+        Path(str(resources.files("privacy_checklist.reasoning") / "data")),
+        Path(str(resources.files("privacy_checklist.ontologies"))),
+    ]
 
 
 def prompts_digest() -> str:
@@ -833,7 +860,7 @@ def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
     from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.offline import OfflineReasoner
 
-    settings: dict[str, Any] = {"method": reasoner.name}
+    settings: dict[str, Any] = {"method": reasoner.name, "data": data_digest()}
     if isinstance(reasoner, ChecklistLLMReasoner):
         return settings | reasoner.settings() | _llm_settings(reasoner.client, reasoner.kb)
     if isinstance(reasoner, ChecklistReasoner):

@@ -143,11 +143,11 @@ def test_resume_redecides_when_the_cases_change(shared, env, index_dir, capsys) 
     permits = by_label(shared, "Permit", 4)
     forbids = by_label(shared, "Forbid", 4)
     v1 = write_cases(env / "v1.csv", permits)
-    v2 = write_cases(env / "v2.csv", forbids)
     out, fresh = env / "run", env / "fresh"
     common = ["--method", "offline-fast", "--index", str(index_dir), "--json"]
     assert main(["eval", "--cases", str(v1), "--out", str(out), *common]) == 0
     capsys.readouterr()
+    v2 = write_cases(env / "v1.csv", forbids)  # the same file, edited
     assert main(["eval", "--cases", str(v2), "--out", str(out), *common]) == 0
     resumed = json.loads(capsys.readouterr().out)
     assert main(["eval", "--cases", str(v2), "--out", str(fresh), *common]) == 0
@@ -159,11 +159,94 @@ def test_resume_redecides_when_the_cases_change(shared, env, index_dir, capsys) 
     # the old lines are superseded, not counted: 8 lines in the log, 4 cases in the metrics
     assert len(log_lines(out, "offline-fast")) == 8 and read_metrics(out, "offline-fast")["n"] == 4
     # same narratives, only the labels changed: the gold is the new one
-    v3 = write_cases(env / "v3.csv", relabel(forbids, "Permit", "Permit", "Forbid", "Forbid"))
+    v3 = write_cases(env / "v1.csv", relabel(forbids, "Permit", "Permit", "Forbid", "Forbid"))
     assert main(["eval", "--cases", str(v3), "--out", str(out), *common]) == 0
     relabelled = json.loads(capsys.readouterr().out)
     assert relabelled["per_class"]["permit"]["support"] == 2
     assert relabelled["per_class"]["prohibit"]["support"] == 2
+
+
+def test_a_folder_keeps_one_case_file_per_method(shared, env, index_dir, capsys) -> None:
+    """Another case file into a folder that holds a run: refused in one line, the log left as
+    it was; the metrics name their case file; the browser shows only that file's cases."""
+    from privacy_checklist.app.ui.pages.evaluation import load_run, records_of
+
+    first = write_cases(env / "first.csv", by_label(shared, "Permit", 3))
+    other = write_cases(env / "other.csv", by_label(shared, "Forbid", 2))
+    out = env / "run"
+    common = ["--method", "offline-fast", "--index", str(index_dir), "--json"]
+    assert main(["eval", "--cases", str(first), "--out", str(out), *common]) == 0
+    capsys.readouterr()
+    before = log_lines(out, "offline-fast")
+    assert main(["eval", "--cases", str(other), "--out", str(out), *common]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "holds offline-fast's run on" in err
+    assert log_lines(out, "offline-fast") == before
+    recorded = read_metrics(out, "offline-fast")["cases"]
+    assert recorded["file"] == str(first.resolve()) and len(recorded["ids"]) == 3
+    # the same file with fewer cases: the metrics and the browser count only those
+    write_cases(first, by_label(shared, "Permit", 1))
+    assert main(["eval", "--cases", str(first), "--out", str(out), *common]) == 0
+    capsys.readouterr()
+    method = load_run(out)["offline-fast"]
+    assert method.metrics is not None and method.metrics["n"] == 1
+    assert len(records_of(method)) == 1 and len(read_log(out / "offline-fast.jsonl")) == 3
+
+
+@pytest.mark.parametrize("method", ["offline-fast", "checklist"])
+def test_a_store_edit_decides_again(method, shared, env, index_dir, capsys) -> None:
+    """offline-fast and the checklist read the norms through the store's effective view: an
+    editor's change there is an input of every logged verdict."""
+    from privacy_checklist.kg.kb import load
+    from privacy_checklist.kg.store import NormStore
+
+    cases = write_cases(env / "cases.csv", by_label(shared, "Forbid", 2))
+    out = env / "run"
+    argv = ["eval", "--cases", str(cases), "--out", str(out), "--method", method]
+    argv += ["--index", str(index_dir)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "decided again" not in capsys.readouterr().err  # nothing changed: reused
+    baseline = load().norms
+    node = "164.502(a)(1)(ii)"
+    with NormStore(env / "norms.sqlite") as store:
+        store.edit(node, {"purpose": "an editor's reading"}, "ann", 0, baseline)
+    assert main(argv) == 0
+    assert f"{method}: 2 logged case(s) decided again" in capsys.readouterr().err
+
+
+def test_every_data_file_is_an_input_of_every_offline_method(
+    shipped, tmp_path: Path, monkeypatch
+) -> None:
+    """Each data file the readers and models read (reasoning/data, ontologies), changed in a
+    copy, changes the settings every logged verdict is reused by."""
+    import shutil
+
+    from privacy_checklist.reasoning import methods
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    copies = []
+    for folder in methods.data_folders():
+        copy = tmp_path / folder.name
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        copies.append(copy)
+    monkeypatch.setattr(methods, "data_folders", lambda: copies)
+    reasoners = [
+        ChecklistReasoner(shipped),
+        OfflineReasoner(shipped, RetrievalIndex(shipped, embeddings=False), fast=True),
+    ]
+    files = [p for copy in copies for p in sorted(copy.iterdir()) if p.is_file()]
+    assert {"flow_cues.json", "fact_cues.json", "condition_kinds.json"} <= {p.name for p in files}
+    for reasoner in reasoners:
+        before = methods.decision_settings(reasoner)
+        for path in files:
+            original = path.read_bytes()
+            path.write_bytes(original + b"\n")
+            assert methods.decision_settings(reasoner) != before, (reasoner.name, path.name)
+            path.write_bytes(original)
 
 
 def test_resume_redecides_when_the_model_or_method_settings_change(

@@ -107,11 +107,24 @@ def _evaluate_method(
     matrix; returns the metrics and a note on the cases left undecided, if any."""
     from tqdm import tqdm
 
-    from privacy_checklist.reasoning.evaluate import confusion_png, gold_references, metrics, run
+    from privacy_checklist.reasoning.evaluate import (
+        OtherCaseFile,
+        case_file_record,
+        claim_run,
+        confusion_png,
+        gold_references,
+        metrics,
+        run,
+    )
     from privacy_checklist.reasoning.methods import decision_settings
     from privacy_checklist.reasoning.verdict import Verdict
 
     out = Path(args.out)
+    case_file = case_file_record(Path(args.cases), cases)
+    try:
+        claim_run(out, method, case_file)
+    except OtherCaseFile as exc:
+        raise CliError(str(exc)) from exc
     bar = tqdm(total=len(cases), desc=method, unit="case", file=sys.stderr, disable=None)
     local = method in OFFLINE_METHODS or args.llm_backend == "local"
     try:
@@ -131,8 +144,9 @@ def _evaluate_method(
         print(f"pcheck eval: {note}", file=sys.stderr)
     result = metrics(records, gold_references(cases))
     (out / f"{method}.metrics.json").write_text(
-        json.dumps(result, indent=2) + "\n", encoding="utf-8"
+        json.dumps(result | {"cases": case_file}, indent=2) + "\n", encoding="utf-8"
     )
+    result["cases"] = {k: v for k, v in case_file.items() if k != "ids"} | {"n": len(cases)}
     confusion_png(result, f"{method} on {Path(args.cases).name}", out / f"{method}.confusion.png")
     if not result["request_failures"]:
         return result, None

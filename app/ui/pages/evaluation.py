@@ -162,13 +162,20 @@ def load_run(folder: Path) -> dict[str, Method]:
 
 
 def records_of(method: Method) -> list[dict[str, Any]]:
-    """The log's records, in order (a torn last line is skipped by ``read_log``)."""
+    """The log's records of the cases its metrics count, in order (a torn last line is
+    skipped by ``read_log``; a case the run's case file no longer holds is not shown)."""
     if method.log is None:
         return []
     try:
-        return [r for r in read_log(method.log).values() if isinstance(r, dict)]
+        records = [r for r in read_log(method.log).values() if isinstance(r, dict)]
     except (OSError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
         return []
+    cases = (method.metrics or {}).get("cases")
+    ids = cases.get("ids") if isinstance(cases, dict) else None
+    if isinstance(ids, list):
+        kept = set(ids)
+        records = [r for r in records if r.get("case_id") in kept]
+    return records
 
 
 def predicted(record: dict[str, Any]) -> Label:
@@ -342,7 +349,12 @@ def show_method(name: str, method: Method) -> None:
     m = method.metrics
     assert m is not None
     st.subheader(f"Method: {name}")
-    st.caption(f"From {method.source}")
+    cases = m.get("cases")
+    if isinstance(cases, dict) and cases.get("file"):
+        digest = str(cases.get("sha256", ""))[:12]
+        st.caption(f"From {method.source}, on the case file {cases['file']} (sha256 {digest}…)")
+    else:
+        st.caption(f"From {method.source} (the case file was not recorded)")
     columns = st.columns(5)
     columns[0].metric("Accuracy", f"{float(m['accuracy']):.3f}")
     columns[1].metric("Macro-F1", f"{float(m['macro_f1']):.3f}")
