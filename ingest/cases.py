@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: Every spelling of a gold label met in case files (lower-cased, ``_`` and ``-`` read as
 #: spaces), by label. One mapping for every reader of case files (:func:`case_label`).
@@ -133,6 +134,38 @@ def _regulations(row: dict[str, str | None]) -> tuple[str, ...]:
     return tuple(cell for cell in cells if cell.strip())
 
 
+def _check_shape(path: Path, line: int, row: dict[str | None, Any], columns: list[str]) -> None:
+    """Refuse a row that is not one row: fewer or more cells than the header, or a cell that
+    holds whole rows (an unbalanced quote mark reads on to the next quote, taking the rows
+    between into one narrative).
+
+    Raises:
+        CaseFileError: naming the row's line and what is wrong with it.
+    """
+    width = len(columns)
+    label = columns.index(LABEL_COLUMN) if LABEL_COLUMN in columns else None
+    cells = [v for k, v in row.items() if k is not None]
+    extra = row.get(None)
+    if any(v is None for v in cells) or extra:
+        count = sum(v is not None for v in cells) + (len(extra) if isinstance(extra, list) else 0)
+        raise CaseFileError(
+            f"{path}:{line}: this row has {count} cells, the header {width}; an unbalanced "
+            'quote mark (") or a missing one is the usual cause: close it, or write a quote '
+            'inside a cell as ""'
+        )
+    for value in cells:
+        lines = value.split("\n") if isinstance(value, str) else []
+        for offset, text in enumerate(lines[1:], start=1):
+            fields = next(csv.reader([text]), [])
+            # a line of the cell that reads as a row of its own: as many cells, a gold label
+            if label is not None and len(fields) >= width and case_label(fields[label]):
+                raise CaseFileError(
+                    f'{path}:{line}: an unbalanced quote mark (") in this row takes line '
+                    f"{line + offset} ({text[:40]!r}...) into its cell as if it were text; close "
+                    'the quote, or write a quote inside a cell as ""'
+                )
+
+
 def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
     """A case CSV of ../shared/data/cases (narrative, gold label, gold regulations).
 
@@ -169,8 +202,13 @@ def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
                     f"{path}: no {LABEL_COLUMN} column (the gold label: {LABEL_HELP}); "
                     "add one to score the cases"
                 )
+            last = reader.line_num  # the header's last line
             for number, row in enumerate(reader, start=1):
-                line = reader.line_num - sum(_breaks(v) for v in row.values())
+                # a row starts after the last one (a cell that ends the file with its line
+                # break is no earlier row), or later where blank lines were skipped
+                line = max(last + 1, reader.line_num - sum(_breaks(v) for v in row.values()))
+                last = reader.line_num
+                _check_shape(path, line, row, list(columns))
                 case_id = (row.get("case_id") or "").strip() or str(number)
                 text = row.get(TEXT_COLUMN) or ""
                 written = (row.get(LABEL_COLUMN) or "").strip()

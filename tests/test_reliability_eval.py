@@ -387,6 +387,36 @@ def test_eval_reports_unusable_rows_by_line(shared, env, index_dir, capsys) -> N
     assert [(s.line, "Maybe" in s.reason) for s in found.skipped] == [(3, True), (4, False)]
 
 
+@pytest.mark.parametrize("later_quote", [True, False])
+def test_an_unbalanced_quote_is_refused_by_its_line(
+    later_quote, shared, env, index_dir, capsys
+) -> None:
+    """One stray quote mark would take the next rows into one narrative (n=99 of 100)."""
+    story = "Dr. Lee emailed the patient's chart to her employer without her consent"
+    rows = [
+        {
+            "case_id": f"c{n}",
+            "generate_background": f"{story} ({n}).",
+            "generate_HIPAA_type": "Forbid",
+        }
+        for n in range(1, 7)
+    ]
+    cases = write_cases(env / "cases.csv", rows, columns=("case_id", *COLUMNS))
+    lines = cases.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = 4  # c3 is on line 4 (the header is line 1)
+    assert lines[start - 1].startswith("c3,Forbid,Dr. Lee")
+    lines[start - 1] = lines[start - 1].replace(",Dr.", ',"Dr.')  # a quote opened, never closed
+    if later_quote:
+        lines[-1] = lines[-1].replace(",Dr.", ',"Dr.')  # a later stray quote closes it
+    cases.write_text("".join(lines), encoding="utf-8")
+    argv = ["eval", "--cases", str(cases), "--method", "offline-fast", "--out", str(env / "o")]
+    assert main([*argv, "--index", str(index_dir)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert f"{cases}:{start}:" in err and "unbalanced quote" in err
+    assert not (env / "o" / "offline-fast.jsonl").exists()
+
+
 def test_eval_with_nothing_to_score_fails(shared, env, index_dir, capsys) -> None:
     rows = by_label(shared, "Permit", 2)
     no_label = write_cases(env / "nolabel.csv", rows, columns=("generate_background",))
