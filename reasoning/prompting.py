@@ -411,8 +411,24 @@ def parse_answer(
     if tagged:
         values = {label_of(_clean_tag(v), table) for v in tagged}
         values.discard(None)
-        if len(values) == 1:
-            return Parsed(label=values.pop(), how="tag")
+        if len(values) > 1:
+            reason = "the tagged answers disagree: " + ", ".join(sorted(str(x) for x in values))
+            return Parsed(label=None, reason=reason)
+        if values:
+            tag = values.pop()
+            lines = {
+                label_of(v, table) or prose(v)[0]
+                for v in answer_lines(text, line_words + LINE_ALIASES)
+            }
+            lines.discard(None)
+            if lines - {tag}:
+                reason = (
+                    f"the tagged answer ({tag}) and an answer line ("
+                    + ", ".join(sorted(str(x) for x in lines - {tag}))
+                    + ") disagree"
+                )
+                return Parsed(label=None, reason=reason)
+            return Parsed(label=tag, how="tag")
     line = final_line(text, line_words + LINE_ALIASES)
     if line is not None and len(re.findall(r"[.!?](?:\s|$)", line.strip())) > 1:
         line = None  # "Verdict: permitted. Wait, ...": more than a verdict, read as prose

@@ -39,6 +39,9 @@ PROSE = [
     ("Is this permitted, prohibited, or not applicable under HIPAA?", None),
     ('```json\n{"answer": "permitted", "final_answer": "prohibited"}\n```', None),
     ("<reasoning>no exception covers it</reasoning> <answer>prohibit</answer>", "prohibit"),
+    ("<answer>permitted</answer>\nAnswer: prohibited", None),  # the tag and the line disagree
+    ("<answer>permitted</answer> <answer>prohibited</answer>", None),
+    ("<answer>permitted</answer>\nAnswer: permitted", "permit"),
     ("So the final answer is \\boxed{\\text{not applicable}}", "not_applicable"),
     ("The hospital shared it. The hospital shared it. The hospital shared it.", None),
     ("The case is permitted. The case is permitted. The case is permitted.", None),
@@ -125,6 +128,7 @@ def test_cli_answers(tmp_path: Path, capsys) -> None:
         ('{"id": 1, "text": "x", "question": "mood"}\n', "question 'mood'"),
         ('{"id": 1, "text": "x", "label": "maybe"}\n', "label 'maybe'"),
         ('["a list"]\n', "needs"),
+        ('{"id": 1, "label": "permit"}\n', 'no "text" field'),
     ],
 )
 def test_cli_answers_refuses_bad_input(tmp_path: Path, capsys, content: str, message: str) -> None:

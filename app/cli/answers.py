@@ -43,6 +43,11 @@ def _rows(name: str, question: str) -> list[dict[str, Any]]:
             ) from exc
         if not isinstance(row, dict) or not isinstance(row.get("text"), (str, type(None))):
             raise CliError(f'{name}:{number}: needs {{"id": ..., "text": "..."}}')
+        if "text" not in row:
+            raise CliError(
+                f'{name}:{number}: no "text" field (the answer); write "text": null for an '
+                "answer that was empty"
+            )
         asked = row.get("question", question)
         if asked not in QUESTIONS:
             raise CliError(
