@@ -18,6 +18,7 @@ endpoint (:class:`LLMClient`) or the local backend (:mod:`privacy_checklist.reas
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -66,6 +67,8 @@ class LLMConfig:
     #: that refuses it is asked without it, and remembered in the cache
     schema: bool = True
     cache: Path | None = field(default_factory=default_cache_path)
+    #: the most bytes read of one response: a larger body is an error, not read whole
+    max_answer_bytes: int = 1_048_576
 
     def __post_init__(self) -> None:
         problem = url_problem(self.base_url)
@@ -163,6 +166,49 @@ def answer_text(response: Any) -> str:
     return content or ""
 
 
+class AnswerTooLarge(Exception):
+    """The endpoint's response is larger than the client reads (``max_answer_bytes``)."""
+
+
+def capped_transport(limit: int, httpx: Any) -> Any:
+    """A transport of ``httpx`` (the HTTP package the OpenAI client is built on: ``httpx`` or
+    its successor ``httpx2``) that stops reading a response at ``limit`` bytes: a body said or
+    found to be larger raises :class:`AnswerTooLarge` (never held whole in memory)."""
+
+    def too_large(size: str) -> AnswerTooLarge:
+        return AnswerTooLarge(
+            f"the endpoint's answer is larger than {limit:,} bytes ({size}); not read: is "
+            "--llm-base-url a chat-completions endpoint?"
+        )
+
+    class Capped(httpx.SyncByteStream):
+        def __init__(self, stream: Any) -> None:
+            self.stream = stream
+
+        def __iter__(self) -> Iterator[bytes]:
+            read = 0
+            for chunk in self.stream:
+                read += len(chunk)
+                if read > limit:
+                    raise too_large(f"more than {read:,} read")
+                yield chunk
+
+        def close(self) -> None:
+            self.stream.close()
+
+    class Transport(httpx.HTTPTransport):
+        def handle_request(self, request: Any) -> Any:
+            response = super().handle_request(request)
+            said = response.headers.get("content-length", "")
+            if said.isdigit() and int(said) > limit:
+                response.close()
+                raise too_large(f"{int(said):,} said")
+            response.stream = Capped(response.stream)
+            return response
+
+    return Transport()
+
+
 def _connect_failure(exc: BaseException) -> str | None:
     """The reason when a connection could not be made at all (refused, unknown host), else None:
     such a failure is not retried."""
@@ -171,6 +217,9 @@ def _connect_failure(exc: BaseException) -> str | None:
     while cause is not None and cause not in chain:
         chain.append(cause)
         cause = cause.__cause__ or cause.__context__
+    for cause in chain:
+        if isinstance(cause, AnswerTooLarge):
+            return str(cause)
     if any(isinstance(c, ConnectionRefusedError) for c in chain):
         return "cannot connect (Connection refused: is the server running, on that port?)"
     for cause in chain:
@@ -319,11 +368,19 @@ class LLMClient:
         if self._client is None:
             OpenAI = _openai_module().OpenAI
 
+            module = _openai_module()
+            base = next(c for c in module.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+            httpx = importlib.import_module(base.__module__.split(".")[0])
             self._client = OpenAI(
                 base_url=self.config.base_url,
                 api_key=self.config.api_key,
                 timeout=self.config.timeout,
                 max_retries=0,
+                # the client's own defaults (redirects, pool limits), reading at most so much
+                http_client=module.DefaultHttpxClient(
+                    transport=capped_transport(self.config.max_answer_bytes, httpx),
+                    timeout=self.config.timeout,
+                ),
             )
         return self._client
 
@@ -433,7 +490,7 @@ class LLMClient:
                 else:
                     hint = HINTS.get(exc.status_code, "")
                     return Outcome(key=key, text=None, error=said + hint, attempts=attempt)
-            except NotACompletion as exc:
+            except (NotACompletion, AnswerTooLarge) as exc:
                 return Outcome(key=key, text=None, error=str(exc), attempts=attempt)
             except json.JSONDecodeError as exc:
                 return Outcome(

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -93,6 +96,56 @@ def test_network_down(tmp_path: Path) -> None:
     )
     outcome = LLMClient(config, sleep=lambda _s: None).complete([{"role": "user", "content": "x"}])
     assert outcome.text is None and "Connection" in outcome.error
+
+
+def test_a_huge_answer_is_not_read(tmp_path: Path) -> None:
+    """A body over the cap is an error in one line, said by its length or found while read."""
+    huge = "loop " * 400_000  # 2 MB
+    with ScriptedLLM(lambda body, n: huge) as server:
+        outcome = client_for(server, tmp_path).complete([{"role": "user", "content": "x"}])
+    assert outcome.text is None and "larger than 1,048,576 bytes" in outcome.error
+    assert outcome.attempts == 1  # not retried
+
+    class Unsized(http.server.BaseHTTPRequestHandler):  # HTTP/1.0: the body ends at close
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(b'{"choices": [{"message": {"content": "')
+                for _ in range(50):
+                    self.wfile.write(b"x" * 65536)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unsized)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = LLMConfig(
+            base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+            model="m",
+            cache=None,
+            max_retries=0,
+            max_answer_bytes=100_000,
+        )
+        outcome = LLMClient(config).complete([{"role": "user", "content": "x"}])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert outcome.text is None and "larger than 100,000 bytes (more than" in outcome.error
+
+
+def test_a_long_answer_is_printed_clipped(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    long = "The flow is prohibited. " + "Again and again. " * 2000
+    with ScriptedLLM(lambda body, n: long) as server:
+        argv = ["check", "--method", "dp", "--llm-base-url", server.base_url]
+        argv += ["--llm-model", "m", "A nurse told a reporter that a patient has HIV."]
+        assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "more characters not printed" in out and len(out) < 8000
 
 
 def test_config_from_env(monkeypatch) -> None:

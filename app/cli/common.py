@@ -107,6 +107,19 @@ def read_cases(
 # printing
 
 
+#: the most characters of a model's answer printed on a terminal (the whole is in --json)
+MAX_PRINTED = 4000
+
+
+def clip(text: str, limit: int = MAX_PRINTED) -> str:
+    """``text``, or its first ``limit`` characters and how many more there are."""
+    if len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}\n[... {len(text) - limit:,} more characters not printed; --json has them]"
+    )
+
+
 def wrap(text: str, indent: str = "  ") -> str:
     """``text`` wrapped to :data:`WIDTH` columns, each of its lines indented."""
     lines = []

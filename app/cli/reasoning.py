@@ -12,6 +12,7 @@ from privacy_checklist.app.cli.checklist import print_checklist
 from privacy_checklist.app.cli.common import (
     WIDTH,
     CliError,
+    clip,
     load_kb,
     print_json,
     read_text_file,
@@ -235,7 +236,7 @@ def print_verdict(verdict: Verdict) -> None:
         print(textwrap.fill(step, WIDTH, initial_indent="  - ", subsequent_indent="    "))
     if verdict.method not in OFFLINE_METHODS:
         print(f"Raw answer{'s' if len(verdict.calls) > 1 else ''}:")
-        print(wrap(verdict.raw, "  "))
+        print(wrap(clip(verdict.raw), "  "))
 
 
 def register(sub: Any) -> None:
