@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -151,7 +152,18 @@ def decode(data: bytes, source: str) -> str:
 
 # --------------------------------------------------------------------------- text with spans
 
-_WS = re.compile(r"\s+")
+
+def _control(ch: str) -> bool:
+    """A character no text of the regulation holds and XML cannot: a control character
+    (category Cc: NUL, escape, backspace ...), a lone surrogate, a non-character or the mark
+    of a byte that could not be decoded; read as a
+    space, so one stray byte in a page neither reaches the graphs nor stops their writing."""
+    return unicodedata.category(ch) in ("Cc", "Cs") or ch in ("\ufffd", "\ufffe", "\uffff")
+
+
+def _plain(text: str) -> str:
+    """Text with white space and control characters collapsed to single spaces, stripped."""
+    return " ".join("".join(" " if _control(ch) else ch for ch in text).split())
 
 
 def _normalize(raw: str, spans: list[tuple[int, int, etree._Element]]) -> tuple[str, list[Link]]:
@@ -161,7 +173,7 @@ def _normalize(raw: str, spans: list[tuple[int, int, etree._Element]]) -> tuple[
     pending_space = False
     length = 0
     for ch in raw:
-        if ch.isspace():
+        if ch.isspace() or _control(ch):
             if length:
                 pending_space = True
             new_at.append(length + (1 if pending_space else 0))
@@ -326,14 +338,14 @@ class _PageReader:
             elif child.tag == "div" and "appendix" in cls:
                 self.appendix(child, parent)
             elif child.tag == "div" and cls & {"authority", "source", "editorial-note"}:
-                parent.notes.append(_WS.sub(" ", child.text_content()).strip())
+                parent.notes.append(_plain(child.text_content()))
             elif child.tag == "div":
                 self.walk(child, parent)
 
     def subpart(self, el: etree._Element, parent: RawNode) -> None:
         letter = (el.get("id") or "").removeprefix("subpart-")
         heading = el.find("h2")
-        title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
+        title = _plain(heading.text_content()) if heading is not None else ""
         title = re.sub(r"^Subparts?\s+[A-Z–-]+\s*[—-]\s*", "", title)
         node = self.add(
             RawNode(
@@ -347,14 +359,14 @@ class _PageReader:
         if not re.fullmatch(r"\d+\.\d+[a-z]?", sid):
             raise IngestError(f"{self.source}: a section has the unexpected id {sid!r}")
         heading = el.find("h4")
-        title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
+        title = _plain(heading.text_content()) if heading is not None else ""
         title = re.sub(r"^§+\s*[\d.]+[a-z]?\s*", "", title)
         node = self.add(RawNode(sid, "section", dom_parent=parent.id, title=title))
         self.body(el, node)
 
     def appendix(self, el: etree._Element, parent: RawNode) -> None:
         heading = el.find("h4")
-        title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else ""
+        title = _plain(heading.text_content()) if heading is not None else ""
         name, _, subtitle = title.partition("—")
         node = self.add(
             RawNode(name.strip(), "appendix", dom_parent=parent.id, title=subtitle.strip() or None)
@@ -367,7 +379,7 @@ class _PageReader:
                 for table in tables:
                     self.append_block(node, *_table_text(table))
             elif "citation" in _classes(child):
-                node.notes.append(_WS.sub(" ", child.text_content()).strip())
+                node.notes.append(_plain(child.text_content()))
             else:
                 self.append_block(node, *render(child))
 
@@ -382,7 +394,7 @@ class _PageReader:
             elif pid is not None and child.tag == "p":
                 self.flat_paragraph(child, pid, holder)
             elif "citation" in _classes(child):
-                holder.notes.append(_WS.sub(" ", child.text_content()).strip())
+                holder.notes.append(_plain(child.text_content()))
             elif child.tag == "table" or child.find(".//table") is not None:
                 for table in [child] if child.tag == "table" else child.iter("table"):
                     self.append_block(holder, *_table_text(table))
@@ -391,7 +403,7 @@ class _PageReader:
 
     def _own(self, p: etree._Element, node_id: str, dom_parent: str, *, flat: bool) -> RawNode:
         heading = p.find(".//em[@class='paragraph-heading']")
-        title = _WS.sub(" ", heading.text_content()).strip() if heading is not None else None
+        title = _plain(heading.text_content()) if heading is not None else None
         term_el = p.find(".//em[@class='paragraph-hierarchy']")
         is_term = term_el is not None or p.get("data-term") == "true"
         skip = _HEADING_ONLY if is_term else _MARKER_CLASSES
@@ -399,7 +411,7 @@ class _PageReader:
         _, labels = split_labels(node_id)
         label = labels[-1] if labels else None
         if is_term and term_el is not None and title is None:
-            title = _WS.sub(" ", term_el.text_content()).strip().rstrip(":").strip()
+            title = _plain(term_el.text_content()).rstrip(":").strip()
         return RawNode(
             node_id,
             "paragraph",
@@ -468,7 +480,7 @@ def parse_page(html: str, source: str, sha256: str = "") -> PartPage:
         if m
     )
     h1 = part_el.find("h1")
-    title = _WS.sub(" ", h1.text_content()).strip() if h1 is not None else f"PART {part}"
+    title = _plain(h1.text_content()) if h1 is not None else f"PART {part}"
     title = re.sub(r"^PART\s+\d+\s*[—-]\s*", "", title)
     head_title = doc.findtext(".//title") or ""
     if "--" in head_title and head_title.rsplit("--", 1)[1].strip().lower() == title.lower():

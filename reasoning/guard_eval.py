@@ -37,12 +37,32 @@ def load_drafts(lines: Iterable[str], name: str = "drafts") -> list[dict[str, An
     """Labelled drafts, one JSON object a line; a ValueError names the line at fault."""
     out = json_lines(lines, name, ("text",))
     for number, row in enumerate(out, start=1):
-        for span in row.get("spans", []):
-            if row["text"][span["start"] : span["end"]] != span["text"]:
-                raise ValueError(
-                    f"{name}: draft {number}: span {span['text']!r} is not at its offsets"
-                )
+        where = f"{name}: draft {number}"
+        spans = row.get("spans")
+        if not isinstance(spans, list):
+            raise ValueError(f'{where}: needs "spans": a list of labelled spans ([] for none)')
+        if row.get("verdict") not in ("permit", "prohibit"):
+            raise ValueError(f'{where}: needs "verdict": "permit" or "prohibit"')
+        for index, span in enumerate(spans):
+            _check_span(f"{where}: span {index + 1}", row["text"], span)
     return out
+
+
+def _check_span(where: str, text: str, span: Any) -> None:
+    """A labelled span as the measure reads it; a ValueError says what it lacks."""
+    if not isinstance(span, dict):
+        raise ValueError(f"{where}: not an object")
+    start, end = span.get("start"), span.get("end")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+        raise ValueError(f'{where}: needs whole numbers "start" and "end"')
+    if not 0 <= start < end <= len(text):
+        raise ValueError(f"{where}: offsets {start}..{end} are not inside the draft")
+    if not isinstance(span.get("text"), str) or text[start:end] != span["text"]:
+        raise ValueError(f'{where}: "text" {span.get("text")!r} is not the draft at its offsets')
+    if span.get("kind") not in ("identifier", "health"):
+        raise ValueError(f'{where}: needs "kind": "identifier" or "health"')
+    if not isinstance(span.get("needed"), bool):
+        raise ValueError(f'{where}: needs "needed": true or false')
 
 
 @dataclass

@@ -127,6 +127,22 @@ def test_heading_text_and_link_spans() -> None:
     assert link.href.endswith("#p-164.900(b)")
 
 
+def test_control_characters_in_a_page_are_spaces(tmp_path: Path) -> None:
+    """A stray control character (a vertical tab, an escape, a NUL) reads as a space, and the
+    knowledge base built from the page is written whole (GraphML cannot hold them)."""
+    from privacy_checklist.kg.kb import build
+
+    dirty = NESTED.replace("A covered entity may", "A covered\x0b\x1b entity\x00 may")
+    dirty = dirty.replace("Standard.", "Stan\x01dard.")
+    nodes = {n.id: n for n in parse(dirty).nodes}
+    assert nodes["164.900(a)"].text == "A covered entity may disclose as paragraph (b) says:"
+    assert nodes["164.900(a)"].title == "Stan dard."
+    link = nodes["164.900(a)"].links[0]
+    assert nodes["164.900(a)"].text[link.start : link.end] == "paragraph (b)"
+    build([parse(dirty)]).save(tmp_path / "kb")
+    assert (tmp_path / "kb" / "tree.graphml").exists()
+
+
 def test_text_without_id_and_notes_are_kept() -> None:
     nodes = {n.id: n for n in parse(NESTED).nodes}
     assert nodes["164.900(b)"].text == "Bee.\n(1) Text with no id of its own."

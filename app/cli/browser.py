@@ -75,6 +75,17 @@ def cmd_app(args: argparse.Namespace) -> int:
         return 0
 
 
+def port_number(value: str) -> int:
+    """A TCP port, for argparse (its error is one line)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number (1-65535)") from None
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{number} is not a port number (1-65535)")
+    return number
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "app",
@@ -82,7 +93,7 @@ def register(sub: Any) -> None:
         description="Start the Streamlit app on 127.0.0.1 (the knowledge base and models load "
         "once). Editing norms is off unless an editor name is given (--editor or the sidebar).",
     )
-    p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument("--port", type=port_number, default=8501, help="port, 1-65535 (default 8501)")
     p.add_argument("--address", default="127.0.0.1", help="address to listen on (default loopback)")
     p.add_argument("--editor", metavar="NAME", help="edit norms as NAME (else read-only)")
     store_option(p, APP_STORE_HELP)

@@ -64,10 +64,25 @@ def open_store(args: argparse.Namespace, *, readonly: bool = False) -> NormStore
 # reading the input
 
 
-def read_text_file(name: str) -> str:
-    """The text of the file ``name`` (``-``: stdin), or a :class:`CliError` naming the fix."""
+#: the most bytes read of one text file (a case, a draft, an answers file): a larger one, or an
+#: endless one such as /dev/zero, is refused rather than read into memory
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+def read_text_file(name: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of the file ``name`` (``-``: stdin), at most ``limit`` bytes, or a
+    :class:`CliError` naming the fix."""
     try:
-        return Path(name).read_text(encoding="utf-8") if name != "-" else sys.stdin.read()
+        if name == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with Path(name).open("rb") as handle:
+                data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise CliError(
+                f"{name}: larger than {limit // (1024 * 1024)} MB; give a smaller text file"
+            )
+        return data.decode("utf-8")
     except FileNotFoundError as exc:
         raise CliError(f"{name}: no such file; pass --file a text file") from exc
     except IsADirectoryError as exc:

@@ -123,6 +123,9 @@ def _ingest(args: argparse.Namespace) -> int:
         return 130
     except (atomic.OutputRefused, OSError) as exc:
         raise CliError(_output_error(out, exc)) from exc
+    except ValueError as exc:  # a file format that cannot hold what was built
+        steps.close()
+        raise CliError(f"{out}: cannot be written ({exc}); nothing was written") from exc
     steps.close()
     _report(built, out)
     if not args.kb and Path(out).resolve() != kbmod.builtin_path().resolve():
