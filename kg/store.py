@@ -268,7 +268,13 @@ class NormStore:
         except StoreError as exc:
             cause = exc.__cause__
             name = getattr(cause, "sqlite_errorname", "")
-            if name != "SQLITE_CANTOPEN" or not _unwritable(self.path.parent):
+            # SQLite cannot make the shared-memory file of a store in WAL mode beside it: it
+            # says so (READONLY_DIRECTORY), or cannot open (CANTOPEN) where we see no write
+            # access
+            if not (
+                name == "SQLITE_READONLY_DIRECTORY"
+                or (name == "SQLITE_CANTOPEN" and _unwritable(self.path.parent))
+            ):
                 raise
         # a store in WAL mode needs its shared-memory file beside it; in a folder that
         # cannot be written, read the file as it stands unless it has changes not merged yet

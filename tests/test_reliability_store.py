@@ -9,6 +9,7 @@ an unknown part are refused. Every test uses a store in a temporary folder (``--
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -321,6 +322,60 @@ def test_store_on_a_read_only_mount(tmp_path: Path, shipped: KnowledgeBase) -> N
     assert f"the norm store at {path} is read-only (a read-only file system)" in errors[0]
     assert "cannot create the norm store" in errors[1] and "Read-only file system" in errors[1]
     assert "cannot write there (Read-only file system)" in errors[2]
+
+
+SETPRIV = shutil.which("setpriv")
+NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def _as_nobody(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``argv`` run as a user with no rights of its own (root writes any folder)."""
+    prefix = [SETPRIV, *NOBODY] if os.geteuid() == 0 and SETPRIV else []
+    return subprocess.run(
+        [*prefix, *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=os.environ | {"HOME": "/tmp"},
+    )
+
+
+def _nobody_runs_python() -> bool:
+    return os.geteuid() != 0 or (
+        SETPRIV is not None
+        and _as_nobody(sys.executable, "-c", "import privacy_checklist").returncode == 0
+    )
+
+
+@pytest.mark.skipif(not _nobody_runs_python(), reason="needs setpriv and a Python others can run")
+def test_store_in_a_folder_that_cannot_be_written_is_read(shipped: KnowledgeBase) -> None:
+    """SQLite cannot make a WAL store's shared-memory file in a folder without write access
+    (SQLITE_READONLY_DIRECTORY): the store is read as it stands, and only changes refused."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="pcheck-ro-"))
+    try:
+        path = folder / "norms.sqlite"
+        with NormStore(path) as store:
+            store.edit(NODE, {"purpose": "treatment"}, "alice", 0, shipped.norms)
+        folder.chmod(0o555)
+        path.chmod(0o444)
+        pcheck = [sys.executable, "-m", "privacy_checklist.app.cli", "norms", "--store", str(path)]
+        shown = _as_nobody(*pcheck, "show", NODE, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["version"] == 1
+        edit = [*pcheck, "edit", NODE, "--editor", "bob", "--version", "1", "--set", "purpose=x"]
+        changed = _as_nobody(*edit)
+        assert changed.returncode == 1 and "Traceback" not in changed.stderr
+        assert "read-only" in changed.stderr and len(changed.stderr.strip().splitlines()) == 1
+        checked = _as_nobody(
+            sys.executable, "-m", "privacy_checklist.app.cli", "check", "--method", "offline-fast",
+            "--store", str(path), "A nurse told a reporter that a patient has HIV.",
+        )  # fmt: skip
+        assert checked.returncode == 0, checked.stderr
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
 
 
 def test_store_and_export_under_a_regular_file(capsys, tmp_path: Path) -> None:
