@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
@@ -505,7 +506,11 @@ class NormStore:
         comment: str,
         changed: Iterable[str],
     ) -> None:
-        data = json.dumps(norm.to_json(), ensure_ascii=False, sort_keys=True)
+        comment = safe_text(comment or "", f"the comment on {node}", MAX_COMMENT)
+        fields = norm.to_json()
+        for key, value in fields.items():
+            _safe_values(value, f"{node}'s {key}")
+        data = json.dumps(fields, ensure_ascii=False, sort_keys=True)
         at = _now()
         db.execute(UPSERT, (node, data, norm.provenance, status, version, at, by, comment))
         db.execute(
@@ -793,11 +798,55 @@ def read_effective(path: Path | str, baseline: Mapping[str, Norm]) -> tuple[dict
         return store.effective(baseline), store.counts().get("validated", 0)
 
 
+#: the longest comment, and the longest text in a norm's field, the store takes
+MAX_COMMENT = 2_000
+MAX_FIELD = 5_000
+
+
+def safe_text(value: str, what: str, limit: int) -> str:
+    """``value`` if it can be shown as written: no control or format character (an escape
+    sequence, a carriage return, a bidirectional override can make a terminal or a page show
+    another history than the store holds) and at most ``limit`` characters.
+
+    Raises:
+        StoreError: naming ``what`` and the character or the length.
+    """
+    for ch in value:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            raise StoreError(
+                f"{what} holds the control character U+{ord(ch):04X}; write it as plain text"
+            )
+    if len(value) > limit:
+        raise StoreError(f"{what} is {len(value):,} characters; at most {limit:,}")
+    return value
+
+
+def _safe_values(value: Any, what: str) -> None:
+    """Every string inside a norm's field checked by :func:`safe_text`."""
+    if isinstance(value, str):
+        safe_text(value, what, MAX_FIELD)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _safe_values(key, what)
+            _safe_values(item, what)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _safe_values(item, what)
+
+
 def _editor(name: str) -> str:
     name = (name or "").strip()
-    if not name or len(name) > 80 or any(c in name for c in "\n\r\t"):
+    if (
+        not name
+        or len(name) > 80
+        or any(
+            unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp")
+            for c in name
+        )
+    ):
         raise StoreError(
-            "an editor name is required (--editor NAME, one line, at most 80 characters)"
+            "an editor name is required (--editor NAME, one line of printable characters, at "
+            "most 80 characters)"
         )
     return name
 

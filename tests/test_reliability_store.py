@@ -430,3 +430,40 @@ def test_search_refuses_an_unknown_part(capsys, index_dir: Path) -> None:
         str(index_dir),
     )  # fmt: skip
     assert code == 0 and all(h["node"].startswith("164.") for h in json.loads(out))
+
+
+# --------------------------------------------------------------------------- control characters
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--editor", "bob\x1b[2K\rv9 forged"], "an editor name is required"),
+        (["--editor", "bob", "--comment", "ok\r\x1b[31mv9 by eve"], "U+000D"),
+        (["--editor", "bob", "--comment", "right\u202etfel"], "U+202E"),
+        (["--editor", "bob", "--comment", "a" * 100_000], "at most 2,000"),
+        (["--editor", "bob", "--set", "purpose=care\x1b[1m"], "purpose holds the control"),
+    ],
+)
+def test_control_characters_and_sizes_are_refused(capsys, tmp_path: Path, args, said) -> None:
+    store = tmp_path / "s.sqlite"
+    argv = ["norms", "--store", str(store), "edit", NODE, "--version", "0", *args]
+    if "--set" not in args:
+        argv += ["--set", "purpose=treatment"]
+    code, _, err = run(capsys, *argv)
+    assert code == 1 and said in one_line_error(err)
+    with NormStore(store) as opened:
+        assert opened.history(NODE) == []
+
+
+def test_what_a_store_holds_is_shown_not_obeyed(capsys, tmp_path: Path) -> None:
+    """A store written by other means (an older version, sqlite3 itself) with escapes in it:
+    history and show print them as escapes, one line a change."""
+    store = tmp_path / "s.sqlite"
+    editor_sets(store, NODE, "prohibit")
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE history SET comment = ?, by = ?", ("x\r\x1b[2Kv9 forged", "e\x1bve"))
+    capsys.readouterr()
+    code, out, _ = run(capsys, "norms", "--store", str(store), "history", NODE)
+    assert code == 0 and "\x1b" not in out and "\r" not in out
+    assert "\\x1b[2K" in out and "\\r" in out and len(out.strip().splitlines()) == 2

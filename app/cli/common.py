@@ -135,6 +135,18 @@ def clip(text: str, limit: int = MAX_PRINTED) -> str:
     )
 
 
+def printable(value: object) -> str:
+    """``value`` as text with every control and format character written as an escape
+    (``\\x1b``, ``\\r``): what a store or a file holds is shown, never obeyed by the terminal."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
+
+
 def wrap(text: str, indent: str = "  ") -> str:
     """``text`` wrapped to :data:`WIDTH` columns, each of its lines indented."""
     lines = []

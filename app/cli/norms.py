@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.app.cli.common import CliError, load_kb, open_store, print_json
+from privacy_checklist.app.cli.common import CliError, load_kb, open_store, print_json, printable
 from privacy_checklist.app.cli.options import EDITORS_STORE_HELP, json_option, store_option
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def condition_lines(conditions: list[dict[str, Any]], node: str) -> list[str]:
     for c in conditions:
         mode = c["mode"] + (f" {c['group']}" if c.get("group") else "")
         where = f" ({c['node']})" if c.get("node") and c["node"] != node else ""
-        lines.append(f"  {mode:<14} {c['kind']:<32} “{c['quote']}”{where}")
+        lines.append(printable(f"  {mode:<14} {c['kind']:<32} “{c['quote']}”{where}"))
     return lines
 
 
@@ -76,7 +76,7 @@ def _show(args: argparse.Namespace, kb: KnowledgeBase, baseline: Baseline, store
             for line in condition_lines(value, args.id):
                 print(line)
         else:
-            print(f"{key:<22} {value}")
+            print(f"{key:<22} {printable(value)}")
     return 0
 
 
@@ -92,9 +92,11 @@ def _history(
         print(f"{args.id}: no changes (the knowledge base's machine annotation, version 0)")
     for row in rows:
         print(
-            f"v{row['version']} {row['at']} {row['by']}: {row['action']} -> {row['status']}"
-            + (f" [{row['changed']}]" if row["changed"] else "")
-            + (f" “{row['comment']}”" if row["comment"] else "")
+            printable(
+                f"v{row['version']} {row['at']} {row['by']}: {row['action']} -> {row['status']}"
+                + (f" [{row['changed']}]" if row["changed"] else "")
+                + (f" “{row['comment']}”" if row["comment"] else "")
+            )
         )
     return 0
 
