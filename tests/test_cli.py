@@ -16,6 +16,7 @@ from privacy_checklist.app.cli import build_parser, main
 
 SUBCOMMANDS = [
     "app",
+    "users",
     "ingest",
     "stats",
     "show",

@@ -21,6 +21,7 @@ from privacy_checklist.kg.conditions import CATALOGUE_FILE, load_catalogue
 from privacy_checklist.kg.norms import CURATED, CURATED_VERSION, Norm
 from privacy_checklist.kg.store import ImportFileError, NormStore, StoreError
 from privacy_checklist.reasoning.annotate import LLMAnnotator
+from tests.conftest import sign_in
 from tests.scripted_llm import ScriptedLLM, client_for
 from tests.test_app_regulation import plain
 
@@ -402,10 +403,10 @@ def _regulation_page() -> None:
 
 
 @pytest.fixture
-def page_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def page_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_file: Path) -> Path:
     path = tmp_path / "page.sqlite"
     monkeypatch.setenv("PCHECK_STORE", str(path))
-    monkeypatch.delenv("PCHECK_EDITOR", raising=False)
+    monkeypatch.setenv("PCHECK_USERS", str(users_file))
     monkeypatch.delenv("PCHECK_KB", raising=False)
     return path
 
@@ -419,7 +420,7 @@ def test_norms_page_shows_and_edits_conditions(
     page_store: Path, shipped: kbmod.KnowledgeBase
 ) -> None:
     at = AppTest.from_function(_norms_page, default_timeout=120)
-    at.session_state["editor"] = "alice"
+    sign_in(at, "alice")
     at.query_params["node"] = COURT
     at.run()
     assert not at.exception, at.exception

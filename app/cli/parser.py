@@ -19,6 +19,7 @@ from privacy_checklist.app.cli import (
     norms,
     reasoning,
     retrieval,
+    users,
 )
 
 EPILOG = """examples:
@@ -45,6 +46,7 @@ GROUPS = (
     norms,
     demo,
     browser,
+    users,
 )
 
 

@@ -3,9 +3,9 @@ server (``st.cache_resource``), and the settings ``pcheck app`` passes through t
 
 Environment (set by ``pcheck app``; the defaults are the command line's):
 ``PCHECK_KB`` (knowledge base folder), ``PCHECK_STORE`` (the editors' SQLite store),
-``PCHECK_INDEX`` (retrieval index folder), ``PCHECK_EDITOR`` (editor name: editing is off
-without one), ``PCHECK_RUNS`` (where evaluation run folders are looked for), and the LLM's
-``PCHECK_LLM_BASE_URL`` / ``PCHECK_LLM_MODEL`` / ``PCHECK_LLM_API_KEY``.
+``PCHECK_INDEX`` (retrieval index folder), ``PCHECK_USERS`` (the editors who may sign in:
+editing is off without one), ``PCHECK_RUNS`` (where evaluation run folders are looked for), and
+the LLM's ``PCHECK_LLM_BASE_URL`` / ``PCHECK_LLM_MODEL`` / ``PCHECK_LLM_API_KEY``.
 """
 
 from __future__ import annotations
@@ -101,13 +101,11 @@ def store(*, readonly: bool = True) -> NormStore:
 
 
 def editor() -> str | None:
-    """The editor's name, or None: editing is off unless a name is given (sidebar or
-    ``pcheck app --editor NAME``)."""
-    name = st.session_state.get("editor")
-    if name is None:
-        name = os.environ.get("PCHECK_EDITOR") or ""
-    name = name.strip()
-    return name or None
+    """The signed-in editor's user name, or None: editing needs an editor who signed in
+    (:mod:`~privacy_checklist.app.ui.signin`)."""
+    from privacy_checklist.app.ui.signin import editor as signed_in
+
+    return signed_in()
 
 
 def llm_configured() -> bool:

@@ -2,7 +2,7 @@
 
 Filter the annotated paragraphs by section, status and norm type; open one to read its text
 (the words that state its conditions highlighted) and every field of its annotation, its
-conditions, its history, and (with an editor name) edit, validate or reject it. A condition is
+conditions, its history, and (an editor signed in) edit, validate or reject it. A condition is
 edited as a kind of ``condition_kinds.json``, a mode, a group and the words of the text that
 state it; the words are checked against the text before anything is saved.
 
@@ -737,7 +737,7 @@ def _detail(node: str, baseline: dict[str, Norm]) -> None:
         else:
             st.caption("No changes yet: the knowledge base's machine annotation (version 0).")
     if right is None:
-        st.info("Give your name in the sidebar to edit, validate or reject this norm.")
+        st.info("Sign in (in the sidebar) to edit, validate or reject this norm.")
         return
     with right:
         loaded = _loaded(node)
@@ -806,4 +806,4 @@ def render() -> None:
     if opened and opened in baseline:
         _detail(opened, baseline)
     elif not common.editor():
-        st.info("Give your name in the sidebar to edit norms.")
+        st.info("Editors sign in (in the sidebar) to edit norms; everyone else reads.")
