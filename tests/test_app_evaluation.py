@@ -49,12 +49,13 @@ def runs(shared: Path, tmp_path_factory) -> Path:
 
 @pytest.fixture
 def env(monkeypatch, tmp_path: Path) -> Path:
+    """The test's folder, which is also the runs folder the operator set (pcheck app --runs)."""
     monkeypatch.setenv("PCHECK_STORE", str(tmp_path / "norms.sqlite"))
-    monkeypatch.delenv("PCHECK_RUNS", raising=False)
+    monkeypatch.setenv("PCHECK_RUNS", str(tmp_path))
     return tmp_path
 
 
-def open_page(folder: Path | None = None) -> AppTest:
+def open_page(folder: Path | str | None = None) -> AppTest:
     at = AppTest.from_function(script, default_timeout=TIMEOUT)
     at.run()
     assert not at.exception
@@ -71,7 +72,8 @@ def frames(at: AppTest) -> list:
 def test_metrics_per_class_and_comparison(runs: Path, env: Path, monkeypatch) -> None:
     monkeypatch.setenv("PCHECK_RUNS", str(runs))  # the default folder: pcheck app --runs
     at = open_page()
-    assert at.text_input(key=evaluation.FOLDER).value == str(runs)
+    assert at.text_input(key=evaluation.FOLDER).value == ""  # the whole runs folder
+    assert any(f"Runs are read from {runs}" in c.value for c in at.caption)
     assert not at.info and not at.warning
     saved = json.loads((runs / "val-offline" / "offline.metrics.json").read_text())
     metrics = {m.label: m.value for m in at.metric}
@@ -107,7 +109,7 @@ def test_error_browser(runs: Path, env: Path) -> None:
     with log.open("a", encoding="utf-8") as handle:
         handle.write('{"case_id": "99", "gold": "permit", "verd')  # a torn last line
     records = [json.loads(line) for line in log.read_text().splitlines()[:-1]]
-    at = open_page(run)  # the run folder itself
+    at = open_page("runs/torn")  # the run folder itself, below the runs folder
     assert not at.warning
     assert any(c.value == f"{len(records)} of {len(records)} cases" for c in at.caption)
     gold = records[0]["gold"]
@@ -144,7 +146,7 @@ def test_metrics_from_the_log_alone(runs: Path, env: Path) -> None:
     shutil.copytree(runs / "val-offline", run)
     (run / "offline.metrics.json").unlink()
     (run / "offline.confusion.png").write_bytes(b"not a picture")
-    at = open_page(env / "runs")
+    at = open_page(env / "runs")  # an absolute path inside the runs folder
     assert not at.exception
     assert any("measured from the log" in c.value for c in at.caption)
     assert {m.label: m.value for m in at.metric}["Cases"] == "6"
@@ -162,7 +164,7 @@ def test_bogus_folders_are_explained(env: Path, kind: str) -> None:
         (folder / "dp.metrics.json").write_text(json.dumps({"n": 3, "accuracy": "high"}))
         (folder / "cot-auto.jsonl").write_text('[1, 2]\n{"no": "case id"}\n\x00\x01')
         (folder / "table.md").write_text("| nothing |")
-    at = open_page(folder)
+    at = open_page("bogus")
     assert not at.exception
     assert not at.error
     if kind == "garbage":
@@ -171,3 +173,18 @@ def test_bogus_folders_are_explained(env: Path, kind: str) -> None:
     else:
         assert at.info
     assert not at.metric
+
+
+@pytest.mark.parametrize("where", ["/etc", "/root/.ssh", "/no/such/folder", "..", "../..", "link"])
+def test_only_folders_below_the_runs_folder_are_read(runs: Path, env: Path, where: str) -> None:
+    """Neither whether a folder outside exists, nor anything in it, is shown."""
+    outside = env.parent / f"{env.name}-outside"
+    outside.mkdir(exist_ok=True)
+    shutil.copytree(runs / "val-offline", outside / "run", dirs_exist_ok=True)
+    (env / "link").symlink_to(outside, target_is_directory=True)
+    at = open_page(where)
+    assert not at.exception and not at.metric and not at.dataframe
+    (said,) = [i.value for i in at.info]
+    assert said.startswith(f"{where!r} is not a folder below the runs folder {env}")
+    at = open_page()  # the whole runs folder: the link out is not followed
+    assert not at.metric and not at.dataframe

@@ -74,7 +74,8 @@ def is_run(folder: Path) -> bool:
 
 
 def find_runs(folder: Path, depth: int = MAX_DEPTH) -> list[Path]:
-    """The run folders at or below ``folder`` (a run holds ``*.metrics.json`` or a log)."""
+    """The run folders at or below ``folder`` (a run holds ``*.metrics.json`` or a log); a link
+    to a folder outside ``folder`` is not followed."""
     found: list[Path] = []
     try:
         if not folder.is_dir():
@@ -90,7 +91,9 @@ def find_runs(folder: Path, depth: int = MAX_DEPTH) -> list[Path]:
             continue
         try:
             children = sorted(
-                p for p in here.iterdir() if p.is_dir() and not p.name.startswith(".")
+                p
+                for p in here.iterdir()
+                if p.is_dir() and not p.name.startswith(".") and inside(folder, str(p))
             )
         except OSError:
             continue
@@ -131,6 +134,8 @@ def load_run(folder: Path) -> dict[str, Method]:
     except OSError as exc:
         return {"?": Method("?", problem=f"{folder}: cannot be read ({exc.strerror or exc})")}
     for path in files:
+        if path.is_symlink() and path.resolve().parent != folder.resolve():
+            continue  # a link to a file elsewhere on the server is not read
         if path.name.endswith(".metrics.json"):
             name = path.name[: -len(".metrics.json")]
             method = methods.setdefault(name, Method(name))
@@ -262,6 +267,19 @@ def _figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def inside(base: Path, where: str | None) -> Path | None:
+    """The folder ``where`` names below ``base`` (relative to it, or absolute inside it), or
+    None when it would leave it (``..``, an absolute path elsewhere, a link that points out):
+    the page never says whether a folder outside exists, nor reads it."""
+    try:
+        top = base.expanduser().resolve()
+        asked = Path((where or "").strip() or ".").expanduser()
+        target = (asked if asked.is_absolute() else top / asked).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return target if target == top or top in target.parents else None
+
+
 def _name(run: Path, root: Path) -> str:
     try:
         relative = run.relative_to(root)
@@ -277,13 +295,26 @@ def render() -> None:
         "figures, per class and confusion, a comparison of the methods, and the cases it got "
         "wrong."
     )
+    base = common.runs_root()
+    st.caption(
+        f"Runs are read from {base} and the folders below it (the operator sets it: "
+        "`pcheck app --runs DIR`)."
+    )
     where = st.text_input(
         "Run folder",
-        value=str(common.runs_root()),
+        value="",
         key=FOLDER,
-        help="A folder written by pcheck eval --out, or a folder of such folders.",
+        placeholder="(all of it)",
+        help="A folder below the runs folder, written by pcheck eval --out, or a folder of such "
+        "folders.",
     )
-    root = Path((where or "").strip() or ".").expanduser()
+    root = inside(base, where)
+    if root is None:
+        st.info(
+            f"{(where or '').strip()!r} is not a folder below the runs folder {base}; give a "
+            "folder below it (the operator chooses it with pcheck app --runs DIR)."
+        )
+        return
     try:
         exists, folder = root.exists(), root.is_dir()
     except OSError:
