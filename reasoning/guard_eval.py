@@ -53,7 +53,12 @@ def _check_span(where: str, text: str, span: Any) -> None:
     if not isinstance(span, dict):
         raise ValueError(f"{where}: not an object")
     start, end = span.get("start"), span.get("end")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+    if not (
+        isinstance(start, int)
+        and isinstance(end, int)
+        and not isinstance(start, bool)
+        and not isinstance(end, bool)
+    ):
         raise ValueError(f'{where}: needs whole numbers "start" and "end"')
     if not 0 <= start < end <= len(text):
         raise ValueError(f"{where}: offsets {start}..{end} are not inside the draft")

@@ -181,7 +181,7 @@ def capped_transport(limit: int, httpx: Any) -> Any:
             "--llm-base-url a chat-completions endpoint?"
         )
 
-    class Capped(httpx.SyncByteStream):
+    class Capped(httpx.SyncByteStream):  # type: ignore[misc]  # httpx or httpx2, as found
         def __init__(self, stream: Any) -> None:
             self.stream = stream
 
@@ -196,7 +196,7 @@ def capped_transport(limit: int, httpx: Any) -> Any:
         def close(self) -> None:
             self.stream.close()
 
-    class Transport(httpx.HTTPTransport):
+    class Transport(httpx.HTTPTransport):  # type: ignore[misc]
         def handle_request(self, request: Any) -> Any:
             response = super().handle_request(request)
             said = response.headers.get("content-length", "")
