@@ -127,9 +127,10 @@ class SearchIndex(Protocol):
     ) -> list[Hit]: ...
 
 
-#: the longest query or case read, in characters (a long court opinion's facts run to some
-#: 50,000; the parser needs about 1 GB per 100,000 characters)
-MAX_QUERY_CHARS = 300_000
+#: the longest text taken at all, in characters (a long court opinion's facts run to some
+#: 50,000; the parser needs about 1 GB per 100,000 characters); a search reads the first
+#: :data:`MAX_QUERY_CHARS` of it
+MAX_CASE_CHARS = 300_000
 
 
 def check_query(query: object) -> str:
@@ -138,9 +139,9 @@ def check_query(query: object) -> str:
         raise QueryError(f"a query must be text, not {type(query).__name__}")
     if not query.strip():
         raise QueryError("the query is empty: pass a case narrative or a few words")
-    if len(query) > MAX_QUERY_CHARS:
+    if len(query) > MAX_CASE_CHARS:
         raise QueryError(
-            f"the case is {len(query):,} characters, more than the {MAX_QUERY_CHARS:,} read: "
+            f"the case is {len(query):,} characters, more than the {MAX_CASE_CHARS:,} read: "
             "give the statement of facts, not the whole record"
         )
     if "\x00" in query:

@@ -693,7 +693,9 @@ def test_torn_log_line_is_dropped_on_resume(shared, env, index_dir, capsys) -> N
     assert len(kept) == 3 and all(json.loads(line)["case_id"] for line in kept)
 
 
-def test_evaluation_page_shows_request_failures(llm, shared, env, index_dir, capsys) -> None:
+def test_evaluation_page_shows_request_failures(
+    llm, shared, env, index_dir, capsys, monkeypatch
+) -> None:
     from streamlit.testing.v1 import AppTest
 
     from privacy_checklist.app.ui.pages import evaluation
@@ -711,9 +713,10 @@ def test_evaluation_page_shows_request_failures(llm, shared, env, index_dir, cap
 
         evaluation.render()
 
+    monkeypatch.setenv("PCHECK_RUNS", str(env / "runs"))  # pcheck app --runs
     at = AppTest.from_function(page, default_timeout=60)
     at.run()
-    at.text_input(key=evaluation.FOLDER).set_value(str(out)).run()
+    at.text_input(key=evaluation.FOLDER).set_value("dp-down").run()
     assert not at.exception
     shown = {m.label: m.value for m in at.metric}
     assert shown["Request failures"] == "3" and shown["Parse failures"] == "0"
