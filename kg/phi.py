@@ -132,11 +132,25 @@ def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None
         sys.modules[name] = None  # type: ignore[assignment]
     verbosity = os.environ.get("TRANSFORMERS_VERBOSITY")
     os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    registries: list[Any] = []
     try:
+        from spacy.util import registry
+
+        # the model's components are spaCy's own: the factories other packages register
+        # through entry points (Presidio's, which imports transformers: seconds) are not read
+        registries = [
+            r
+            for r in (registry.factories, getattr(registry, "_entry_point_factories", None))
+            if r is not None and getattr(r, "entry_points", False)
+        ]
+        for r in registries:
+            r.entry_points = False
         return import_module(model).load(exclude=list(exclude))
     except (ImportError, OSError):
         return None
     finally:
+        for r in registries:
+            r.entry_points = True
         for name in blocked:
             if sys.modules.get(name, 0) is None:
                 del sys.modules[name]

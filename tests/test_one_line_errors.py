@@ -70,3 +70,33 @@ def test_a_port_that_does_not_exist(port, capsys) -> None:
         main(["app", "--port", port])
     assert stop.value.code == 2
     assert "is not a port number (1-65535)" in capsys.readouterr().err.splitlines()[-1]
+
+
+def test_a_check_imports_only_what_it_uses() -> None:
+    """spaCy reads every package that registers a pipeline component; a check loads only
+    spaCy's own, so Presidio's analyzer (and transformers through it) stay out: seconds."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "seen = set()\n"
+        "class Watch:\n"  # every import asked for, even one forgotten again afterwards
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        seen.add(name.split('.')[0])\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "from privacy_checklist.app.cli import main\n"
+        "main(['check', 'A nurse told a reporter that a patient has HIV.'])\n"
+        "names = ('presidio_analyzer', 'transformers', 'torch', 'sentence_transformers')\n"
+        "print(json.dumps({n: n in seen and sys.modules.get(n) is not None for n in names}"
+        " | {'asked:' + n: n in seen for n in names[:2]}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "presidio_analyzer": False,
+        "transformers": False,
+        "torch": False,
+        "sentence_transformers": False,
+        "asked:presidio_analyzer": False,
+        "asked:transformers": False,
+    }
