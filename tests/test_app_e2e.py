@@ -194,7 +194,7 @@ def test_check_page(page, app: dict) -> None:
     settle(page)
     body = page.inner_text("body")
     verdict = body.split("Verdict:", 1)[1].strip().splitlines()[0].lower()
-    assert any(word in verdict for word in ("permit", "prohibit", "not covered", "applicable"))
+    assert "prohibit" in verdict and "permit" not in verdict  # to a newspaper, unauthorised
     assert "The flows in the case" in body, body[:3000]
     assert "Dr. Lee" in body, body[:3000]
     shoot(page, "3-check")

@@ -30,7 +30,6 @@ def reasoner(shipped: KnowledgeBase, tmp_path_factory) -> OfflineReasoner:
 
 def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> None:
     verdict = reasoner.check(CASE)
-    assert verdict.label in LABELS
     assert abs(sum(verdict.probabilities.values()) - 1) < 1e-6
     assert {"health care provider", "covered entity"} <= set(verdict.roles)
     assert "protected health information" in verdict.hipaa_types
@@ -278,7 +277,44 @@ def test_offline_fast(shipped: KnowledgeBase, tmp_path: Path) -> None:
         shipped, RetrievalIndex(shipped, tmp_path / "idx", embeddings=False), fast=True
     )
     verdict = fast.check(CASE)
-    assert verdict.method == "offline-fast" and verdict.label in LABELS
+    assert verdict.method == "offline-fast" and verdict.label.value == max(
+        verdict.probabilities, key=verdict.probabilities.__getitem__
+    )
     assert not any(name.startswith("embedding:") for name in fast.features.names)
     model = json.loads(data_path("offline_fast_model.json").read_text())
     assert "cross-validation on those synthetic cases" in model["selected_on"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the offline models read a surgeon emailing records to a newspaper without "
+    "authorization as permitted (issue 27: readers that carry over); strict: a fix fails this "
+    "mark, so it is taken off",
+)
+@pytest.mark.parametrize("fast", [False, True])
+def test_the_offline_reasoners_on_a_clear_prohibition(
+    shipped: KnowledgeBase, tmp_path: Path, fast: bool
+) -> None:
+    method = OfflineReasoner(
+        shipped, RetrievalIndex(shipped, tmp_path / "idx", embeddings=False), fast=fast
+    )
+    assert method.check(CASE).label == "prohibit"
+
+
+def test_the_checklist_on_a_clear_prohibition(shipped: KnowledgeBase) -> None:
+    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+
+    verdict = ChecklistReasoner(shipped).check(CASE)
+    assert verdict.label == "prohibit" and verdict.method == "checklist"
+
+
+def test_the_checklist_holds_its_regression_set(shared: Path, tmp_path: Path, capsys) -> None:
+    """The checklist on the 270 short narratives it was developed against (in-sample: a floor
+    against regressions, not a result), as the guard has its development drafts."""
+    cases = Path(__file__).parent / "data" / "checklist_regression.csv"
+    argv = ["eval", "--cases", str(cases), "--method", "checklist", "--out", str(tmp_path)]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == 270
+    assert result["accuracy"] >= 0.92 and result["macro_f1"] >= 0.91
+    assert result["per_class"]["prohibit"]["f1"] >= 0.93
