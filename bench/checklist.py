@@ -2,8 +2,8 @@
 
 Reads every case of a CSV (columns ``generate_background`` and ``generate_HIPAA_type``, as the
 project's case reader reads them), reads its flows and facts with
-:class:`~privacy_checklist.reasoning.facts.FactReader`, decides each flow with
-:func:`~privacy_checklist.reasoning.checklist.decide` and the case with ``combine`` (a case
+:class:`~privacy_checklist.reasoning.reading.facts.FactReader`, decides each flow with
+:func:`~privacy_checklist.reasoning.checklist.decide.decide` and the case with ``combine`` (a case
 with no flow of health information is not covered), and prints:
 
 - accuracy, macro-F1 and precision / recall / F1 per class;
@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.kg.conditions import load_catalogue
-    from privacy_checklist.reasoning.checklist import UnknownRule, combine, decide
-    from privacy_checklist.reasoning.facts import FactReader
+    from privacy_checklist.reasoning.checklist.decide import UnknownRule, combine, decide
+    from privacy_checklist.reasoning.reading.facts import FactReader
 
     kb = kbmod.load()
     catalogue = load_catalogue(kb.tree)

@@ -44,7 +44,7 @@ def main() -> int:
     args = parser.parse_args()
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.reasoning.flows import FlowExtractor, agreement
+    from privacy_checklist.reasoning.reading.flows import FlowExtractor, agreement
 
     kb = kbmod.load()
     extractors = {
@@ -53,8 +53,8 @@ def main() -> int:
         )
     }
     if args.llm_backend or args.llm_base_url or args.llm_model:
-        from privacy_checklist.reasoning.llm import LLMError, build_client
-        from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
+        from privacy_checklist.reasoning.llm.client import LLMError, build_client
+        from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
 
         try:
             client = build_client(

@@ -35,7 +35,7 @@ def main() -> None:
 
     started = time.perf_counter()
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.reasoning.guard import Guard
+    from privacy_checklist.reasoning.guard.message import Guard
 
     guard = Guard(kbmod.load())
     guard.check("Hi Ana, your MRI from 4/2 is normal.", to="the patient")  # loads the parser

@@ -75,7 +75,7 @@ def checklist_child(task: str, shared: Path) -> None:
     start = time.perf_counter()
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
     kb = kbmod.load()
     reasoner = ChecklistReasoner(kb)
@@ -113,7 +113,7 @@ def child(task: str, shared: Path) -> None:
     start = time.perf_counter()
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     kb = kbmod.load()

@@ -19,8 +19,8 @@ from privacy_checklist.retrieval.base import NO_FILTERS, Filters, Hit, check_que
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
-    from privacy_checklist.reasoning.facts import FactReader
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.reading.facts import FactReader
     from privacy_checklist.retrieval.base import Retriever
     from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -40,7 +40,7 @@ class ChecklistLeg:
         self.index = index
 
     def search(self, query: str, k: int = 10, filters: Filters = NO_FILTERS) -> list[Hit]:
-        from privacy_checklist.reasoning.checklist import combine
+        from privacy_checklist.reasoning.checklist.decide import combine
 
         text = check_query(query)
         checklists = self.reasoner.checklists(text)
@@ -108,12 +108,12 @@ def retrievers(kb: KnowledgeBase) -> Mapping[str, Callable[[RetrievalIndex], Ret
     from privacy_checklist.retrieval.index import HYBRID_LEGS, RETRIEVERS, hybrid
 
     def build(index: RetrievalIndex) -> Retriever:
-        from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+        from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
         return ChecklistLeg(ChecklistReasoner(kb, blend=False), index)
 
     def build_flows(index: RetrievalIndex) -> Retriever:
-        from privacy_checklist.reasoning.facts import FactReader
+        from privacy_checklist.reasoning.reading.facts import FactReader
 
         return FlowsLeg(FactReader(kb), index)
 

@@ -60,8 +60,8 @@ from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.citations import ids_in
 from privacy_checklist.kg.ids import RegId
-from privacy_checklist.reasoning.llm import Client, LLMConfigError, Message
-from privacy_checklist.reasoning.prompting import (
+from privacy_checklist.reasoning.llm.client import Client, LLMConfigError, Message
+from privacy_checklist.reasoning.llm.prompting import (
     JUDGED,
     PROMPT_VERSION,
     Call,
@@ -77,7 +77,7 @@ from privacy_checklist.reasoning.prompting import (
     template,
     text_field,
 )
-from privacy_checklist.reasoning.prompting import field as json_field
+from privacy_checklist.reasoning.llm.prompting import field as json_field
 from privacy_checklist.reasoning.verdict import (
     PARSE_FAILURE,
     REQUEST_FAILURE,
@@ -92,8 +92,8 @@ from privacy_checklist.retrieval.base import Hit, SearchIndex
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
     from privacy_checklist.kg.tree import RegulationTree
-    from privacy_checklist.reasoning.flows import Flow
-    from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
+    from privacy_checklist.reasoning.reading.flows import Flow
+    from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
 
 METHODS = (
     "checklist",
@@ -647,7 +647,7 @@ class CiEsContent(RetrievalMethod):
 
     def extractor(self) -> LLMFlowExtractor:
         if self._extractor is None:
-            from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
+            from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
 
             self._extractor = LLMFlowExtractor(
                 self.client,
@@ -729,17 +729,17 @@ def build_method(
         FileNotFoundError: (offline) no model file.
     """
     if name == "checklist":
-        from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+        from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
         return ChecklistReasoner(kb)
     if name == CHECKLIST_LLM:
-        from privacy_checklist.reasoning.checklist_llm import ChecklistLLMReasoner
+        from privacy_checklist.reasoning.checklist.llm import ChecklistLLMReasoner
 
         if client is None:
             raise LLMConfigError(NO_LLM.format(name=name))
         return ChecklistLLMReasoner(kb, client=client)
     if name in OFFLINE_METHODS:
-        from privacy_checklist.reasoning.offline import OfflineReasoner
+        from privacy_checklist.reasoning.learned.offline import OfflineReasoner
 
         if index is None:
             raise ValueError(f"method {name!r} needs a retrieval index")
@@ -856,9 +856,9 @@ def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
     parameters, the model, the endpoint, the prompts, the knowledge base and (offline) the
     shipped model and cues, as digests. An evaluation reuses a logged verdict only when these
     are the same."""
-    from privacy_checklist.reasoning.checklist_llm import ChecklistLLMReasoner
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.checklist.llm import ChecklistLLMReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
 
     settings: dict[str, Any] = {"method": reasoner.name, "data": data_digest()}
     if isinstance(reasoner, ChecklistLLMReasoner):

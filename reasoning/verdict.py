@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from privacy_checklist.ingest.cases import LABEL_SYNONYMS, case_label
-from privacy_checklist.reasoning.prompting import PROMPT_VERSION, Call
+from privacy_checklist.reasoning.llm.prompting import PROMPT_VERSION, Call
 
 
 class Label(StrEnum):

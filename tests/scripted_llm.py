@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.reasoning.llm import LLMClient, LLMConfig
+from privacy_checklist.reasoning.llm.client import LLMClient, LLMConfig
 
 Script = Callable[[dict[str, Any], int], Any]
 

@@ -10,9 +10,9 @@ import pytest
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.answers import QUESTIONS, read_answer, read_prose
+from privacy_checklist.reasoning.llm.answers import QUESTIONS, read_answer, read_prose
+from privacy_checklist.reasoning.llm.prompting import VERDICT_SCHEMA
 from privacy_checklist.reasoning.methods import LLM_METHODS, build_method
-from privacy_checklist.reasoning.prompting import VERDICT_SCHEMA
 from privacy_checklist.retrieval.index import RetrievalIndex
 from tests.scripted_llm import ScriptedLLM, client_for, serve
 

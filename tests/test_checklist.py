@@ -11,7 +11,7 @@ import pytest
 
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.conditions import Catalogue, CatalogueError, load_catalogue
-from privacy_checklist.reasoning.checklist import (
+from privacy_checklist.reasoning.checklist.decide import (
     DEFAULT_PROHIBITION,
     Fact,
     FlowFacts,
@@ -350,7 +350,7 @@ def test_a_validated_edit_of_a_norms_conditions_reaches_the_checklist(tmp_path) 
     import subprocess
     import sys
 
-    from privacy_checklist.reasoning.checklist_reasoner import catalogue_of
+    from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
 
     store = tmp_path / "norms.sqlite"
     node = "164.512(e)(1)(i)"
@@ -385,7 +385,7 @@ def test_a_validated_edit_of_a_norms_conditions_reaches_the_checklist(tmp_path) 
 def test_a_derived_kind_reads_its_base_fact(kb, catalogue) -> None:
     """ "More than the minimum necessary" is the minimum necessary stated false; a derived
     kind is never presumed (documented agreement is not inferred like no objection)."""
-    from privacy_checklist.reasoning.checklist import derive_facts
+    from privacy_checklist.reasoning.checklist.decide import derive_facts
 
     base = flow(kb, ["health care provider"], ["health plan"], {"minimum_necessary": False})
     derived = derive_facts(base, catalogue.kinds)

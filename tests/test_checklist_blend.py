@@ -8,7 +8,8 @@ import pytest
 
 from privacy_checklist.ingest.cases import read_cases
 from privacy_checklist.kg import kb as kbmod
-from privacy_checklist.reasoning.checklist_blend import (
+from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.learned.blend import (
     LONG_CHARS,
     MODEL_FILES,
     Blend,
@@ -16,7 +17,6 @@ from privacy_checklist.reasoning.checklist_blend import (
     checklist_feature_names,
     data_path,
 )
-from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
 from privacy_checklist.reasoning.verdict import Label
 
 
@@ -63,7 +63,7 @@ def test_the_shipped_models_were_trained_on_the_current_checklist(kb, embed) -> 
 def test_the_layer_weighs_the_embedding_where_the_extra_is_installed(kb, monkeypatch) -> None:
     """With the embeddings extra the layer uses the model with the embedding; without it, the
     one without (and never imports torch)."""
-    from privacy_checklist.reasoning import checklist_blend
+    from privacy_checklist.reasoning.learned import blend as checklist_blend
 
     assert Blend(kb).embed is True  # the test environment has every extra
     monkeypatch.setattr(checklist_blend, "embeddings_installed", lambda: False)

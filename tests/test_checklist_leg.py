@@ -7,9 +7,9 @@ from pathlib import Path
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.checklist import combine
+from privacy_checklist.reasoning.checklist.decide import combine
+from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 from privacy_checklist.reasoning.checklist_leg import ChecklistLeg, retrievers
-from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
 from privacy_checklist.retrieval.base import Filters
 from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -51,7 +51,7 @@ def test_the_flows_leg_searches_with_the_flows_sentences(
     shipped: KnowledgeBase, bm25_index: RetrievalIndex
 ) -> None:
     from privacy_checklist.reasoning.checklist_leg import FlowsLeg
-    from privacy_checklist.reasoning.facts import FactReader
+    from privacy_checklist.reasoning.reading.facts import FactReader
 
     leg = FlowsLeg(FactReader(shipped), bm25_index)
     story = (

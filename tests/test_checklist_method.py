@@ -15,8 +15,8 @@ from privacy_checklist.app.cli.options import DEFAULT_METHOD, TOP_CANDIDATES
 from privacy_checklist.app.cli.reasoning import check_case
 from privacy_checklist.app.ui.pages import check
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.checklist import Fact
-from privacy_checklist.reasoning.checklist_llm import (
+from privacy_checklist.reasoning.checklist.decide import Fact
+from privacy_checklist.reasoning.checklist.llm import (
     APPLICABILITY_QUESTIONS,
     MAX_QUESTIONS,
     PARTY_QUESTIONS,
@@ -27,8 +27,8 @@ from privacy_checklist.reasoning.checklist_llm import (
     contradictions,
     evidence_span,
 )
-from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
-from privacy_checklist.reasoning.llm import LLMConfigError
+from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.llm.client import LLMConfigError
 from privacy_checklist.reasoning.methods import build_method, decision_settings
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 from tests.scripted_llm import ScriptedLLM, client_for, serve

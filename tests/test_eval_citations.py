@@ -12,7 +12,7 @@ import pytest
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.ingest.cases import read_cases
-from privacy_checklist.reasoning.evaluate import (
+from privacy_checklist.reasoning.evaluation.harness import (
     accuracy_by,
     citation_hits,
     gold_references,

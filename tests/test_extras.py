@@ -193,7 +193,7 @@ def test_the_library_raises_missing_extra_where_the_module_is_first_needed(
     code = """
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.extras import MissingExtra
-from privacy_checklist.reasoning.llm import LLMClient, LLMConfig
+from privacy_checklist.reasoning.llm.client import LLMClient, LLMConfig
 from privacy_checklist.retrieval.index import RetrievalIndex
 
 kb = kbmod.load()

@@ -18,9 +18,9 @@ import pytest
 
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.conditions import load_catalogue
-from privacy_checklist.reasoning import facts as factsmod
-from privacy_checklist.reasoning.checklist import FlowFacts, combine, decide
-from privacy_checklist.reasoning.facts import FactCues, FactReader
+from privacy_checklist.reasoning.checklist.decide import FlowFacts, combine, decide
+from privacy_checklist.reasoning.reading import facts as factsmod
+from privacy_checklist.reasoning.reading.facts import FactCues, FactReader
 
 
 @pytest.fixture(scope="module")
@@ -373,7 +373,7 @@ def test_no_torch() -> None:
     code = (
         "import sys\n"
         "from privacy_checklist.kg import kb\n"
-        "from privacy_checklist.reasoning.facts import FactReader\n"
+        "from privacy_checklist.reasoning.reading.facts import FactReader\n"
         "r = FactReader(kb.load())\n"
         "r.read('Dr. Lee emailed the records to a reporter.')\n"
         "print('torch' in sys.modules, r.parser)\n"

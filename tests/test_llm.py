@@ -14,8 +14,13 @@ import pytest
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.kg.store import NormStore
-from privacy_checklist.reasoning.annotate import LLMAnnotator, norm_from_answer
-from privacy_checklist.reasoning.llm import LLMClient, LLMConfig, LLMConfigError, parse_json_answer
+from privacy_checklist.reasoning.llm.annotate import LLMAnnotator, norm_from_answer
+from privacy_checklist.reasoning.llm.client import (
+    LLMClient,
+    LLMConfig,
+    LLMConfigError,
+    parse_json_answer,
+)
 from tests.scripted_llm import ScriptedLLM, client_for
 
 GOOD = json.dumps(

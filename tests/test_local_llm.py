@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from privacy_checklist.reasoning.local import INSTALL_HINT, LocalClient
+from privacy_checklist.reasoning.llm.local import INSTALL_HINT, LocalClient
 from privacy_checklist.reasoning.verdict import Verdict
 
 LABELS = {"permit", "prohibit", "not_applicable"}

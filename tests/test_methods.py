@@ -11,9 +11,9 @@ import pytest
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.evaluate import read_log, run
-from privacy_checklist.reasoning.llm import LLMConfigError, Outcome
-from privacy_checklist.reasoning.llm_flows import LLMFlowExtractor
+from privacy_checklist.reasoning.evaluation.harness import read_log, run
+from privacy_checklist.reasoning.llm.client import LLMConfigError, Outcome
+from privacy_checklist.reasoning.llm.prompting import fence, neutralise, parse_answer
 from privacy_checklist.reasoning.methods import (
     LLM_METHODS,
     METHODS,
@@ -23,7 +23,7 @@ from privacy_checklist.reasoning.methods import (
     find_ids,
     normalize_id,
 )
-from privacy_checklist.reasoning.prompting import fence, neutralise, parse_answer
+from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
 from tests.scripted_llm import ScriptedLLM, client_for, serve
@@ -232,7 +232,7 @@ def test_a_raising_client_is_a_failure_not_a_crash(method, shipped, index) -> No
 
 
 def test_build_method(shipped, index, monkeypatch) -> None:
-    import privacy_checklist.reasoning.offline as offline
+    import privacy_checklist.reasoning.learned.offline as offline
 
     class Stub:  # the offline reasoner itself is tested in test_reasoning.py
         def __init__(self, kb, index, fast=False) -> None:
@@ -596,7 +596,7 @@ def test_cli_no_llm_configured(llm_env, capsys) -> None:
 
 
 def test_cli_local_backend_missing(llm_env, capsys, monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "privacy_checklist.reasoning.local", None)
+    monkeypatch.setitem(sys.modules, "privacy_checklist.reasoning.llm.local", None)
     code = main(["check", CASE, "--method", "dp", "--llm-backend", "local"])
     assert code == 1 and "--llm-backend local" in capsys.readouterr().err
 

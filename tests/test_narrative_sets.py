@@ -12,7 +12,7 @@ import pytest
 
 from privacy_checklist.ingest.cases import read_case_file
 from privacy_checklist.kg import kb as kbmod
-from privacy_checklist.reasoning.evaluate import case_gold_refs
+from privacy_checklist.reasoning.evaluation.harness import case_gold_refs
 from privacy_checklist.reasoning.verdict import Label
 
 ROOT = Path(__file__).resolve().parent.parent

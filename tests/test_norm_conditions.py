@@ -20,7 +20,7 @@ from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.conditions import CATALOGUE_FILE, load_catalogue
 from privacy_checklist.kg.norms import CURATED, CURATED_VERSION, Norm
 from privacy_checklist.kg.store import ImportFileError, NormStore, StoreError
-from privacy_checklist.reasoning.annotate import LLMAnnotator
+from privacy_checklist.reasoning.llm.annotate import LLMAnnotator
 from tests.conftest import sign_in
 from tests.scripted_llm import ScriptedLLM, client_for
 from tests.test_app_regulation import plain

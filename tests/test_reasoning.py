@@ -10,8 +10,8 @@ import pytest
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.evaluate import metrics, read_log, run
-from privacy_checklist.reasoning.offline import OfflineReasoner, data_path
+from privacy_checklist.reasoning.evaluation.harness import metrics, read_log, run
+from privacy_checklist.reasoning.learned.offline import OfflineReasoner, data_path
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -47,7 +47,7 @@ def test_verdict_shape(reasoner: OfflineReasoner, shipped: KnowledgeBase) -> Non
 
 def test_train_on_synthetic_cases(shipped: KnowledgeBase, shared: Path, tmp_path: Path) -> None:
     from privacy_checklist.ingest.cases import read_cases
-    from privacy_checklist.reasoning.offline import train
+    from privacy_checklist.reasoning.learned.offline import train
 
     cases = read_cases(shared / "cases" / "train_generate_cases_hipaa_applicability.csv")
     by_label = {label: [c for c in cases if c.label == label] for label in ("Permit", "Forbid")}
@@ -234,7 +234,7 @@ def test_flows_with_spans(reasoner: OfflineReasoner) -> None:
 
 
 def test_flows_read_names_abbreviations_and_direction(reasoner: OfflineReasoner) -> None:
-    from privacy_checklist.reasoning.flows import sentences
+    from privacy_checklist.reasoning.reading.flows import sentences
 
     text = (
         "Jane Roe, a patient at Acme Inc. Clinic, saw her physician, Dr. Smith, in May. "
@@ -260,7 +260,7 @@ def test_flows_read_names_abbreviations_and_direction(reasoner: OfflineReasoner)
 
 
 def test_flow_subject_and_outside_recipient(reasoner: OfflineReasoner) -> None:
-    from privacy_checklist.reasoning.flows import OUTSIDE
+    from privacy_checklist.reasoning.reading.flows import OUTSIDE
 
     text = (
         "Dr. Lee, an orthopedic surgeon at Mercy Hospital, emailed the chart to a reporter at the "
@@ -302,7 +302,7 @@ def test_the_offline_reasoners_on_a_clear_prohibition(
 
 
 def test_the_checklist_on_a_clear_prohibition(shipped: KnowledgeBase) -> None:
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
     verdict = ChecklistReasoner(shipped).check(CASE)
     assert verdict.label == "prohibit" and verdict.method == "checklist"

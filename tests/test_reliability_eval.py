@@ -26,7 +26,7 @@ import pytest
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.ingest.cases import case_label, read_case_file
-from privacy_checklist.reasoning.evaluate import RunStats, metrics, read_log, run
+from privacy_checklist.reasoning.evaluation.harness import RunStats, metrics, read_log, run
 from tests.scripted_llm import ScriptedLLM, serve
 
 VAL = "val_generate_cases_hipaa_applicability.csv"
@@ -224,8 +224,8 @@ def test_every_data_file_is_an_input_of_every_offline_method(
     import shutil
 
     from privacy_checklist.reasoning import methods
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     copies = []
@@ -619,7 +619,7 @@ def test_eval_cases_folder_says_it_is_a_folder(shared, env, capsys) -> None:
 
 
 def test_eval_interrupted_says_what_was_kept(shared, env, index_dir, capsys, monkeypatch) -> None:
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
 
     cases = write_cases(env / "cases.csv", by_label(shared, "Permit", 6))
     out = env / "run"

@@ -12,7 +12,7 @@ import pytest
 
 from privacy_checklist.ingest.cases import CSV_LABELS, LABEL_SYNONYMS, case_label
 from privacy_checklist.kg.kb import KnowledgeBase
-from privacy_checklist.reasoning.prompting import Call
+from privacy_checklist.reasoning.llm.prompting import Call
 from privacy_checklist.reasoning.verdict import (
     LABELS,
     CitedNorm,
@@ -236,7 +236,7 @@ def test_a_retriever_of_ones_own(shipped: KnowledgeBase, tmp_path: Path) -> None
 
 
 def test_the_offline_steps_are_replaceable(shipped: KnowledgeBase, tmp_path: Path) -> None:
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
 
     asked: list[str] = []
 

@@ -69,8 +69,8 @@ def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) 
     from tqdm import tqdm
 
     from privacy_checklist.kg.store import StoreError
-    from privacy_checklist.reasoning.annotate import LLMAnnotator
-    from privacy_checklist.reasoning.llm import LLMClient, LLMConfig, LLMError
+    from privacy_checklist.reasoning.llm.annotate import LLMAnnotator
+    from privacy_checklist.reasoning.llm.client import LLMClient, LLMConfig, LLMError
 
     try:
         config = LLMConfig.from_env(

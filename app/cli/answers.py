@@ -1,7 +1,7 @@
 """Reading recorded model answers: ``pcheck answers --file ANSWERS.jsonl``.
 
 One answer a line (``{"id": ..., "text": ...}``; a line may name its own ``question``); each is
-read as the LLM methods read answers (:func:`privacy_checklist.reasoning.answers.read_answer`:
+read as the LLM methods read answers (:func:`privacy_checklist.reasoning.llm.answers.read_answer`:
 the JSON field, the final ``Answer:`` line, an answer that is only a label, else the prose
 reader), and printed with its label or null and the reason, then the counts. A line that also
 carries ``label`` (what a person reads in it, null for no verdict) is compared: agreement where
@@ -24,7 +24,7 @@ MAX_LINES = 200_000
 
 
 def _rows(name: str, question: str) -> list[dict[str, Any]]:
-    from privacy_checklist.reasoning.answers import QUESTIONS
+    from privacy_checklist.reasoning.llm.answers import QUESTIONS
 
     text = read_text_file(name)
     if "\x00" in text:
@@ -92,7 +92,7 @@ def compare(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def cmd_answers(args: argparse.Namespace) -> int:
-    from privacy_checklist.reasoning.answers import read_answer
+    from privacy_checklist.reasoning.llm.answers import read_answer
 
     rows = _rows(args.file, args.question)
     for row in rows:
@@ -136,7 +136,7 @@ def cmd_answers(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    from privacy_checklist.reasoning.answers import QUESTIONS
+    from privacy_checklist.reasoning.llm.answers import QUESTIONS
 
     p = sub.add_parser(
         "answers",

@@ -26,13 +26,13 @@ from privacy_checklist.reasoning.methods import OFFLINE_METHODS
 
 if TYPE_CHECKING:
     from privacy_checklist.ingest.cases import Case
-    from privacy_checklist.reasoning.evaluate import RunStats
+    from privacy_checklist.reasoning.evaluation.harness import RunStats
     from privacy_checklist.reasoning.verdict import Reasoner
 
 
 def cmd_eval_verdicts(args: argparse.Namespace) -> int:
     """``pcheck eval``: decide every case with each method, log and score the verdicts."""
-    from privacy_checklist.reasoning.evaluate import (
+    from privacy_checklist.reasoning.evaluation.harness import (
         FolderBusy,
         RunStats,
         locked,
@@ -107,7 +107,7 @@ def _evaluate_method(
     matrix; returns the metrics and a note on the cases left undecided, if any."""
     from tqdm import tqdm
 
-    from privacy_checklist.reasoning.evaluate import (
+    from privacy_checklist.reasoning.evaluation.harness import (
         OtherCaseFile,
         case_file_record,
         claim_run,
@@ -165,7 +165,7 @@ def _decide(reasoner: Reasoner, text: str) -> dict[str, Any]:
 def cmd_reasoner_train(args: argparse.Namespace) -> int:
 
     from privacy_checklist.ingest.cases import read_cases as read_case_list
-    from privacy_checklist.reasoning.offline import MODEL_FILES, data_path, train
+    from privacy_checklist.reasoning.learned.offline import MODEL_FILES, data_path, train
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     # the shipped machine norms, never a user's store: the model that ships must not depend
@@ -215,8 +215,8 @@ def _train_blend(
     import hashlib
 
     from privacy_checklist.kg.extras import require
-    from privacy_checklist.reasoning.checklist_blend import MODEL_FILES, data_path, train
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned.blend import MODEL_FILES, data_path, train
 
     reasoner = ChecklistReasoner(kb, blend=False)
     embed = not args.fast

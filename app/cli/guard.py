@@ -100,7 +100,7 @@ def _rewrite_options(p: argparse.ArgumentParser) -> None:
 
 def make_guard(args: argparse.Namespace) -> Any:
     from privacy_checklist.kg.extras import MissingExtra
-    from privacy_checklist.reasoning.guard import Guard
+    from privacy_checklist.reasoning.guard.message import Guard
 
     kb = load_kb(args)
     try:
@@ -110,7 +110,7 @@ def make_guard(args: argparse.Namespace) -> Any:
 
 
 def _read_draft(name: str) -> str:
-    from privacy_checklist.reasoning.guard import GuardError, check_message
+    from privacy_checklist.reasoning.guard.message import GuardError, check_message
 
     if name != "-":
         path = Path(name)
@@ -143,7 +143,7 @@ def _write_out(directory: str, files: dict[str, str]) -> list[str]:
 
 
 def cmd_guard(args: argparse.Namespace) -> int:
-    from privacy_checklist.reasoning.guard import GuardError
+    from privacy_checklist.reasoning.guard.message import GuardError
 
     if args.llm and not args.rewrite:
         raise CliError("--llm asks for a fluent rewrite: add --rewrite")
@@ -223,7 +223,7 @@ def _print(guarded: Any) -> None:
 
 
 def _turns(name: str) -> list[dict[str, Any]]:
-    from privacy_checklist.reasoning.guard import json_lines
+    from privacy_checklist.reasoning.guard.message import json_lines
 
     try:
         turns = json_lines(
@@ -237,7 +237,7 @@ def _turns(name: str) -> list[dict[str, Any]]:
 
 
 def _cmd_conversation(args: argparse.Namespace) -> int:
-    from privacy_checklist.reasoning.guard import GuardError
+    from privacy_checklist.reasoning.guard.message import GuardError
 
     turns = _turns(args.conversation)
     guard = make_guard(args)

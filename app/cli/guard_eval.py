@@ -1,7 +1,7 @@
 """Measuring the guard: ``pcheck guard-eval --file DRAFTS.jsonl [--presidio] [--conversations F]``.
 
 The guard sees only what a person would type (the recipient, the purpose's words, the sender);
-the figures (:mod:`privacy_checklist.reasoning.guard_eval`) are the leak rate, the needed spans
+the figures (:mod:`privacy_checklist.reasoning.guard.evaluate`) are the leak rate, the needed spans
 kept, the unneeded spans removed and the verdict agreement, beside Presidio's analyzer and
 anonymizer with their defaults (the type-based baseline) when asked.
 """
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_guard_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from privacy_checklist.reasoning.guard_eval import (
+    from privacy_checklist.reasoning.guard.evaluate import (
         guard_output,
         load_drafts,
         measure,
@@ -78,7 +78,7 @@ def cmd_guard_eval(args: argparse.Namespace) -> int:
                 drafts, lambda d: presidio_output(analyzer, anonymizer, d), bar.update
             )
     if args.conversations:
-        from privacy_checklist.reasoning.guard import json_lines
+        from privacy_checklist.reasoning.guard.message import json_lines
 
         try:
             conversations = json_lines(
@@ -128,7 +128,7 @@ def _presidio_defaults() -> tuple[Any, Any]:
     """Presidio's analyzer (its predefined recognizers, spaCy's small English model as its NLP
     engine when installed, offline) and its anonymizer, with their defaults."""
     from privacy_checklist.kg.extras import MissingExtra, require
-    from privacy_checklist.kg.phi import load_pipeline, presidio_analyzer
+    from privacy_checklist.reasoning.guard.phi import load_pipeline, presidio_analyzer
 
     try:
         anonymizer = require("presidio_anonymizer", "guard", "--presidio")

@@ -88,7 +88,7 @@ def llm_backend_option(p: argparse.ArgumentParser) -> None:
         choices=["openai", "local"],
         default="openai",
         help="openai: any OpenAI-compatible endpoint (default); local: the small local model "
-        "of privacy_checklist.reasoning.local (--llm-model: 'smollm2' or a .gguf file)",
+        "of privacy_checklist.reasoning.llm.local (--llm-model: 'smollm2' or a .gguf file)",
     )
 
 

@@ -33,7 +33,7 @@ from privacy_checklist.reasoning.methods import CHECKLIST_LLM, DEFAULT_K, OFFLIN
 from privacy_checklist.reasoning.methods import METHODS as REASONING_METHODS
 
 if TYPE_CHECKING:
-    from privacy_checklist.reasoning.llm import Client
+    from privacy_checklist.reasoning.llm.client import Client
     from privacy_checklist.reasoning.verdict import Reasoner, Verdict
     from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -120,7 +120,7 @@ def selected_methods(value: str) -> list[str]:
 
 def llm_client(args: argparse.Namespace) -> Client:
     """The LLM client of the ``--llm-*`` options (or the PCHECK_LLM_* environment)."""
-    from privacy_checklist.reasoning.llm import LLMError, build_client
+    from privacy_checklist.reasoning.llm.client import LLMError, build_client
 
     try:
         return build_client(
@@ -153,7 +153,7 @@ def build_reasoner(
     restate: bool = True,
 ) -> Reasoner:
     """The method's pipeline (``client``: None for the offline methods)."""
-    from privacy_checklist.reasoning.llm import LLMError
+    from privacy_checklist.reasoning.llm.client import LLMError
     from privacy_checklist.reasoning.methods import build_method
 
     try:

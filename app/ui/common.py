@@ -19,8 +19,8 @@ import streamlit as st
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
     from privacy_checklist.kg.store import NormStore
-    from privacy_checklist.reasoning.guard import Guard
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.guard.message import Guard
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
     from privacy_checklist.retrieval.index import RetrievalIndex
 
 MAX_CASE_CHARS = 50_000  # the longest narrative the check page accepts
@@ -67,7 +67,7 @@ def offline_reasoner(*, fast: bool = False) -> OfflineReasoner:
 
 @st.cache_resource(show_spinner="Loading the offline reasoner ...")
 def _offline_reasoner(where: str, store: str, folder: str, fast: bool) -> OfflineReasoner:
-    from privacy_checklist.reasoning.offline import OfflineReasoner
+    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
 
     return OfflineReasoner(_kb(where, store), _index(where, store, folder), fast=fast)
 
@@ -79,7 +79,7 @@ def guard() -> Guard:
 
 @st.cache_resource(show_spinner="Loading the guard (the parser and the checklist) ...")
 def _guard(where: str, store: str) -> Guard:
-    from privacy_checklist.reasoning.guard import Guard
+    from privacy_checklist.reasoning.guard.message import Guard
 
     return Guard(_kb(where, store))
 

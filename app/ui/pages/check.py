@@ -33,7 +33,7 @@ from privacy_checklist.reasoning.methods import DEFAULT_METHOD, OFFLINE_METHODS
 from privacy_checklist.reasoning.verdict import CitedNorm, Reasoner, Verdict
 
 if TYPE_CHECKING:
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
 PART_KINDS = ("sender", "recipient", "subject", "information", "purpose", "consent", "verb")
 PART_COLORS = {
@@ -410,7 +410,7 @@ def _llm_env() -> tuple[str, str]:
 
 @st.cache_resource(show_spinner="Preparing the method ...", max_entries=16)
 def _llm_method(name: str, k: int, base_url: str, model: str) -> Reasoner:
-    from privacy_checklist.reasoning.llm import build_client
+    from privacy_checklist.reasoning.llm.client import build_client
     from privacy_checklist.reasoning.methods import build_method
 
     client = build_client("openai", base_url or None, model or None)
@@ -425,7 +425,7 @@ def checklist_reasoner() -> ChecklistReasoner:
 @st.cache_resource(show_spinner="Loading the checklist and the parser ...")
 def _checklist_reasoner(where: str, store: str) -> ChecklistReasoner:
     """Built once per knowledge base and store (``common.kb()`` is cached by the same two)."""
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
     return ChecklistReasoner(common.kb())
 
@@ -474,7 +474,7 @@ def run_check(text: str, method: str, k: int) -> dict[str, Any]:
         hits = retrieval_hits(text)
     except Exception as exc:  # the engine's errors are shown as one line, never a traceback
         return {"error": one_line(exc), "method": method}
-    from privacy_checklist.reasoning.offline import FLOW_CHARS
+    from privacy_checklist.reasoning.learned.offline import FLOW_CHARS
     from privacy_checklist.retrieval.base import MAX_QUERY_CHARS
 
     if len(text) > min(FLOW_CHARS, MAX_QUERY_CHARS):

@@ -28,7 +28,7 @@ from privacy_checklist.app.ui.pages.check import (
     norm_lines,
     one_line,
 )
-from privacy_checklist.reasoning.evaluate import markdown_table, metrics, read_log
+from privacy_checklist.reasoning.evaluation.harness import markdown_table, metrics, read_log
 from privacy_checklist.reasoning.methods import OFFLINE_METHODS
 from privacy_checklist.reasoning.verdict import (
     LABELS,

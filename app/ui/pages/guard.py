@@ -59,7 +59,7 @@ def render() -> None:
 
 
 def _run() -> None:
-    from privacy_checklist.reasoning.guard import GuardError
+    from privacy_checklist.reasoning.guard.message import GuardError
 
     text = st.session_state.get(TEXT, "")
     if not text.strip():

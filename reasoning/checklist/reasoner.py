@@ -1,12 +1,13 @@
 """The checklist reasoner: read the facts of a case, decide each flow by the law's conditions.
 
-It is the ``checklist`` method: :class:`~privacy_checklist.reasoning.facts.FactReader` reads
-the flows of the narrative and the facts each condition asks about (stated true, stated false,
-or unknown, with their spans), :func:`~privacy_checklist.reasoning.checklist.decide` judges each
-flow against the curated catalogue (:mod:`privacy_checklist.kg.conditions`), and the case takes
-the verdict of its most serious flow (:func:`~privacy_checklist.reasoning.checklist.combine`).
-No LLM, no retrieval model and no torch: only the knowledge base and, when installed, spaCy's
-small English parser (without it the reader falls back to patterns and says so in every verdict).
+It is the ``checklist`` method: :class:`~privacy_checklist.reasoning.reading.facts.FactReader`
+reads the flows of the narrative and the facts each condition asks about (stated true, stated
+false, or unknown, with their spans), :func:`~privacy_checklist.reasoning.checklist.decide.decide`
+judges each flow against the curated catalogue (:mod:`privacy_checklist.kg.conditions`), and the
+case takes the verdict of its most serious flow
+(:func:`~privacy_checklist.reasoning.checklist.decide.combine`). No LLM, no retrieval model and
+no torch: only the knowledge base and, when installed, spaCy's small English parser (without it
+the reader falls back to patterns and says so in every verdict).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.conditions import Catalogue, Reading, load_catalogue
-from privacy_checklist.reasoning.checklist import (
+from privacy_checklist.reasoning.checklist.decide import (
     DEFAULT_PROHIBITION,
     Checklist,
     UnknownRule,
@@ -26,12 +27,12 @@ from privacy_checklist.reasoning.checklist import (
     decide,
     presumed_kinds,
 )
-from privacy_checklist.reasoning.checklist_blend import LONG_CHARS, Blend, is_long, model_path
+from privacy_checklist.reasoning.learned.blend import LONG_CHARS, Blend, is_long, model_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
-    from privacy_checklist.reasoning.facts import FactReader
+    from privacy_checklist.reasoning.reading.facts import FactReader
 
 NAME = "checklist"
 LABEL_WORDS = {"permit": "Permitted", "prohibit": "Prohibited", "not_applicable": "Not covered"}
@@ -53,7 +54,7 @@ class ChecklistReasoner:
             ``kb``'s tree).
         rule: how a fact the case does not state is weighed.
         blend: weigh the checklist with other evidence on long narratives
-            (:mod:`~privacy_checklist.reasoning.checklist_blend`); False: the checklist alone.
+            (:mod:`~privacy_checklist.reasoning.learned.blend`); False: the checklist alone.
     """
 
     kb: KnowledgeBase
@@ -66,7 +67,7 @@ class ChecklistReasoner:
 
     def __post_init__(self) -> None:
         if self.reader is None:
-            from privacy_checklist.reasoning.facts import FactReader
+            from privacy_checklist.reasoning.reading.facts import FactReader
 
             self.reader = FactReader(self.kb)
         if self.catalogue is None:

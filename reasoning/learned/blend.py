@@ -12,7 +12,8 @@ characters, a multinomial logistic regression weighs:
   applicability facts stated false, whether the verdict was decided (:func:`checklist_features`);
 - the offline reasoner's explainable features (the words' roles and information types, the
   phrase cues, the norm types BM25 and CI-ES retrieve:
-  :class:`~privacy_checklist.reasoning.offline.Features`), and, when the ``embeddings`` extra is
+  :class:`~privacy_checklist.reasoning.learned.offline.Features`), and, when the
+  ``embeddings`` extra is
   installed, the case's sentence embedding (how the story reads as a whole: it carries most of
   what tells a court case that HIPAA governs from one that only mentions health). Two models
   ship, one a variant (:data:`MODEL_FILES`); without the extra the layer uses the one without
@@ -43,11 +44,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from privacy_checklist.reasoning.checklist import Checklist, combine
+from privacy_checklist.reasoning.checklist.decide import Checklist, combine
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
-    from privacy_checklist.reasoning.offline import Features, TrainingCase
+    from privacy_checklist.reasoning.learned.offline import Features, TrainingCase
 
 Vector = npt.NDArray[np.float64]
 #: The shipped models: without the sentence embedding (no torch) and with it.
@@ -238,7 +239,7 @@ class Blend:
 def offline_features(kb: KnowledgeBase, *, embed: bool = False) -> Features:
     """The offline reasoner's features over BM25 and CI-ES without embeddings (retrieval needs
     none), with the case's sentence embedding when ``embed``."""
-    from privacy_checklist.reasoning.offline import Features
+    from privacy_checklist.reasoning.learned.offline import Features
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     return Features(kb, RetrievalIndex(kb, embeddings=False), embed=embed)

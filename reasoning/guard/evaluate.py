@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.reasoning.guard import json_lines
+from privacy_checklist.reasoning.guard.message import json_lines
 
 if TYPE_CHECKING:
-    from privacy_checklist.reasoning.guard import Guard
+    from privacy_checklist.reasoning.guard.message import Guard
 
 #: a labelled span is removed when this share of its characters was changed
 REMOVED = 0.8
@@ -114,7 +114,7 @@ def guard_output(guard: Guard, draft: dict[str, Any]) -> Output:
 def _changed_ranges(text: str, guarded: Any) -> list[tuple[int, int]]:
     """The ranges of the draft the rewrite took out or changed: every unneeded span, and every
     sentence the rewrite dropped."""
-    from privacy_checklist.reasoning.guard import _sentences
+    from privacy_checklist.reasoning.guard.message import _sentences
 
     ranges = [(d.span.start, d.span.end) for d in guarded.unneeded]
     rewrite = guarded.rewrite

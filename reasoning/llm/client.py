@@ -12,7 +12,7 @@ an interrupted run resumes. :meth:`LLMClient.map` runs many requests with a conc
 and records, for each, the answer or the reason it failed; one failure never loses the others.
 
 What a method needs of a client is :class:`Client`; :func:`build_client` makes one, for an
-endpoint (:class:`LLMClient`) or the local backend (:mod:`privacy_checklist.reasoning.local`).
+endpoint (:class:`LLMClient`) or the local backend (:mod:`privacy_checklist.reasoning.llm.local`).
 """
 
 from __future__ import annotations
@@ -535,7 +535,7 @@ class LLMClient:
 
 class Client(Protocol):
     """What a method needs of an LLM: :class:`LLMClient`, or a local backend
-    (:class:`~privacy_checklist.reasoning.local.LocalClient`) with the same two calls."""
+    (:class:`~privacy_checklist.reasoning.llm.local.LocalClient`) with the same two calls."""
 
     def complete(self, messages: Sequence[Message]) -> Any: ...
 
@@ -549,7 +549,7 @@ def build_client(
     **config: Any,
 ) -> Client:
     """An LLM client: ``openai`` (any OpenAI-compatible endpoint, :class:`LLMClient`) or
-    ``local`` (``privacy_checklist.reasoning.local.LocalClient``, when installed).
+    ``local`` (``privacy_checklist.reasoning.llm.local.LocalClient``, when installed).
 
     Raises:
         LLMConfigError: not configured, or the local backend is missing or cannot run (its
@@ -557,10 +557,10 @@ def build_client(
     """
     if backend == "local":
         try:
-            from privacy_checklist.reasoning.local import LocalClient
+            from privacy_checklist.reasoning.llm.local import LocalClient
         except ImportError as exc:
             raise LLMConfigError(
-                "--llm-backend local needs privacy_checklist.reasoning.local, which cannot be "
+                "--llm-backend local needs privacy_checklist.reasoning.llm.local, which cannot be "
                 f"imported here ({exc}); use --llm-backend openai with --llm-base-url and "
                 "--llm-model"
             ) from exc

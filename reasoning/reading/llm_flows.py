@@ -3,7 +3,8 @@
 The model gets the case (fenced as data) and the characteristics of Contextual Integrity
 (sender and sender role, recipient and recipient role, subject and subject role, information
 type, purpose, consent) for each flow, the main one first (prompt ``ci_extract.v1.txt``). Its
-answer is mapped onto the offline extractor's :class:`~privacy_checklist.reasoning.flows.Flow`:
+answer is mapped onto the offline extractor's
+:class:`~privacy_checklist.reasoning.reading.flows.Flow`:
 each part's text is the phrase the model gave, its span where that phrase occurs in the
 narrative (case-insensitive; else ``-1, -1``), and what it resolves to: parties through the
 role graph's resolver (the role phrase first, then the name), information through the
@@ -20,9 +21,9 @@ from typing import Any
 from privacy_checklist.kg.attributes import information_type
 from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.norms import Cues
-from privacy_checklist.reasoning.flows import CONSENT, CueList, Flow, Part
-from privacy_checklist.reasoning.llm import Client, Message, json_objects
-from privacy_checklist.reasoning.prompting import Call, Trace, fence, field, messages
+from privacy_checklist.reasoning.llm.client import Client, Message, json_objects
+from privacy_checklist.reasoning.llm.prompting import Call, Trace, fence, field, messages
+from privacy_checklist.reasoning.reading.flows import CONSENT, CueList, Flow, Part
 
 STEP = "ci_extract"
 MAX_FLOWS = 5

@@ -38,7 +38,7 @@ from privacy_checklist.retrieval.base import Hit, SearchIndex
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
-    from privacy_checklist.reasoning.flows import FlowExtractor
+    from privacy_checklist.reasoning.reading.flows import FlowExtractor
 
 Vector = npt.NDArray[np.float64]
 EMBEDDING_DIM = 384  # all-MiniLM-L6-v2
@@ -282,7 +282,7 @@ class OfflineReasoner:
     def flows(self) -> FlowExtractor:
         """The offline flow extractor (built on first use)."""
         if self._flows is None:
-            from privacy_checklist.reasoning.flows import FlowExtractor
+            from privacy_checklist.reasoning.reading.flows import FlowExtractor
 
             kb = self.features.kb
             self._flows = FlowExtractor(

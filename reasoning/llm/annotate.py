@@ -27,8 +27,8 @@ from privacy_checklist.kg.conditions import (
 )
 from privacy_checklist.kg.norms import NORM_TYPES, PAPER_TYPES, RELATIONS, Norm, read_condition
 from privacy_checklist.kg.tree import RegulationTree
-from privacy_checklist.reasoning.llm import LLMClient, Message, Outcome, parse_json_answer
-from privacy_checklist.reasoning.prompting import prompt_text
+from privacy_checklist.reasoning.llm.client import LLMClient, Message, Outcome, parse_json_answer
+from privacy_checklist.reasoning.llm.prompting import prompt_text
 
 PROMPT = "annotate_norm.v2.txt"
 YES_NO = ("yes", "no", "not sure")

@@ -28,7 +28,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from privacy_checklist.reasoning.llm import Client, Message, json_objects
+from privacy_checklist.reasoning.llm.client import Client, Message, json_objects
 
 PROMPT_VERSION = "v1"
 
@@ -369,7 +369,7 @@ def parse_answer(
     that gives neither a JSON field nor a final line, and a field or line that is a sentence;
     ``translate`` maps the prose reader's labels to ``table``'s (:data:`JUDGED`).
     """
-    from privacy_checklist.reasoning.answers import read_prose
+    from privacy_checklist.reasoning.llm.answers import read_prose
 
     if question is None and table is None:
         question = "verdict"

@@ -10,7 +10,8 @@
    payment, to the individual ...) and the condition it needs (an authorization, a court
    order, a waiver, a business associate agreement) read from the options, the message and
    what a conversation said before, stated or denied;
-3. every span of protected health information (:mod:`privacy_checklist.kg.phi`), and for
+3. every span of protected health information
+   (:mod:`privacy_checklist.reasoning.guard.phi`), and for
    each whether the purpose needs it and why, naming the norm: nothing is flagged where
    minimum necessary does not apply (164.502(b)(2): treatment, the individual, an
    authorization, required by law);
@@ -34,12 +35,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.kg.phi import PhiReader, PhiSpan, identifier_types
-from privacy_checklist.reasoning.checklist import Fact, FlowFacts, data_path, decide
+from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts, data_path, decide
+from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan, identifier_types
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
-    from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.verdict import Verdict
 
 #: who sends when the person does not say: the user's own covered entity
@@ -366,7 +367,7 @@ class Guard:
 
     def __post_init__(self) -> None:
         if self.reasoner is None:
-            from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
+            from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
             self.reasoner = ChecklistReasoner(self.kb, blend=False)
         if self.phi is None:
@@ -383,13 +384,13 @@ class Guard:
             rf"(?i)\b(?:{'|'.join(re.escape(c) for c in dig['instructions'])})\b"
         )
         self._birth = re.compile(data["dates"]["birth"])
-        from privacy_checklist.kg.phi import phi_data as _phi
+        from privacy_checklist.reasoning.guard.phi import phi_data as _phi
 
         self._kin_words = sorted(_phi()["names"]["kin"], key=len, reverse=True)
         self._staff_words = re.compile(
             rf"(?i)\b(?:{'|'.join(re.escape(w) for w in data['staff_words'])})\b"
         )
-        from privacy_checklist.kg.phi import phi_data
+        from privacy_checklist.reasoning.guard.phi import phi_data
 
         names = phi_data()["names"]
         persons = sorted({*names["kin"], *names["lead_words"][:18]}, key=len, reverse=True)
@@ -1069,7 +1070,7 @@ class Guard:
         value the guard took out, and not even the identifiers the purpose needs (each is a
         neutral placeholder such as ``[ID-1]``, put back in the model's answer). An offline
         rewrite that did not pass its own re-check is not sent at all."""
-        from privacy_checklist.reasoning.prompting import fence, render, template
+        from privacy_checklist.reasoning.llm.prompting import fence, render, template
 
         assert self.phi is not None
         if guarded.rewrite is None or guarded.context is None:

@@ -1,6 +1,6 @@
 """Reading what a model answers in prose: the concluding statements, their negation, hedges and
 contradictions (the third layer of reading an answer, after the JSON field and the final
-``Answer:`` line of :func:`~privacy_checklist.reasoning.prompting.parse_answer`).
+``Answer:`` line of :func:`~privacy_checklist.reasoning.llm.prompting.parse_answer`).
 
 A model that does not follow the requested format usually still concludes: "Therefore, the
 disclosure would not be permissible under the Privacy Rule." This reader finds the sentences that
@@ -282,7 +282,7 @@ _NAMED = re.compile(
 def _named(clause: str, question: str) -> str | None:
     """ "The answer is prohibit", "Verdict: not applicable", "Permitted.": a label named
     outright."""
-    from privacy_checklist.reasoning.prompting import label_of
+    from privacy_checklist.reasoning.llm.prompting import label_of
 
     if question != "verdict":
         return None
@@ -476,7 +476,7 @@ TABLES: dict[str, dict[str, str]] = {
 def read_answer(text: str | None, question: str = "verdict") -> Read:
     """The label of any answer to ``question``: its JSON field, its final ``Answer:`` line, an
     answer that is only a label, else its prose (:func:`read_prose`); None with the reason."""
-    from privacy_checklist.reasoning.prompting import parse_answer
+    from privacy_checklist.reasoning.llm.prompting import parse_answer
 
     if question not in QUESTIONS:
         raise ValueError(f"question {question!r} is not one of {', '.join(QUESTIONS)}")

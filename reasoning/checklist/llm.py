@@ -2,8 +2,8 @@
 not read.
 
 The same reader and the same rule as the ``checklist`` method
-(:class:`~privacy_checklist.reasoning.checklist_reasoner.ChecklistReasoner`): the facts reader
-reads the flows and their facts, :func:`~privacy_checklist.reasoning.checklist.decide` judges
+(:class:`~privacy_checklist.reasoning.checklist.reasoner.ChecklistReasoner`): the facts reader
+reads the flows and their facts, :func:`~privacy_checklist.reasoning.checklist.decide.decide` judges
 each flow. Then, for each fact left unknown that matters (:func:`open_questions`: the facts the
 verdict turns on, the applicability questions, the exceptions of a prohibition met, the other
 conditions of the top candidates, the presumed conditions of the permission it rests on), the
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from privacy_checklist.reasoning.checklist import (
+from privacy_checklist.reasoning.checklist.decide import (
     Checklist,
     Fact,
     FlowFacts,
@@ -42,9 +42,9 @@ from privacy_checklist.reasoning.checklist import (
     decide,
     presumed_kinds,
 )
-from privacy_checklist.reasoning.checklist_reasoner import ChecklistReasoner
-from privacy_checklist.reasoning.llm import Client, Message
-from privacy_checklist.reasoning.prompting import (
+from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.llm.client import Client, Message
+from privacy_checklist.reasoning.llm.prompting import (
     Call,
     Trace,
     client_name,
@@ -53,7 +53,7 @@ from privacy_checklist.reasoning.prompting import (
     messages,
     text_field,
 )
-from privacy_checklist.reasoning.prompting import field as json_field
+from privacy_checklist.reasoning.llm.prompting import field as json_field
 from privacy_checklist.reasoning.verdict import REQUEST_FAILURE, Verdict
 
 NAME = "checklist-llm"
@@ -238,7 +238,7 @@ def _fact_words() -> tuple[dict[str, frozenset[str]], dict[str, tuple[re.Pattern
     from privacy_checklist.kg.kb import builtin_path
     from privacy_checklist.kg.lexicon import FUNCTION_WORDS, STOP_WORDS
     from privacy_checklist.kg.store import condition_kinds
-    from privacy_checklist.reasoning.checklist import data_path
+    from privacy_checklist.reasoning.checklist.decide import data_path
 
     stem = PorterStemmer().stem
     cues = json.loads(data_path("fact_cues.json").read_text(encoding="utf-8"))

@@ -358,7 +358,7 @@ class FlowExtractor:
 
 class ReadsFlows(Protocol):
     """A flow extractor, offline (:class:`FlowExtractor`) or by an LLM
-    (:class:`~privacy_checklist.reasoning.llm_flows.LLMFlowExtractor`)."""
+    (:class:`~privacy_checklist.reasoning.reading.llm_flows.LLMFlowExtractor`)."""
 
     roles: Resolver
     attributes: Resolver

@@ -1,0 +1,1 @@
+"""The evaluation harness: run folders, resumable logs, metrics."""

@@ -1,0 +1,2 @@
+"""Learned layers: the offline reasoner's features and model, the checklist's learned layer
+for long narratives."""

@@ -1,0 +1,2 @@
+"""LLMs: the client and its cache, the local model, prompts, the answer reader, the LLM
+annotator."""

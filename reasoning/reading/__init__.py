@@ -1,0 +1,2 @@
+"""Reading a narrative into flows and facts: the rule reader (facts), the flow extractor,
+the LLM's flows."""
