@@ -28,8 +28,9 @@ from privacy_checklist.reasoning.checklist.llm import (
     evidence_span,
 )
 from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.evaluation.digests import decision_settings
 from privacy_checklist.reasoning.llm.client import LLMConfigError
-from privacy_checklist.reasoning.methods import build_method, decision_settings
+from privacy_checklist.reasoning.methods import build_method
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 from tests.scripted_llm import ScriptedLLM, client_for, serve
 

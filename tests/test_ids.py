@@ -15,7 +15,7 @@ from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.citations import ids_in
 from privacy_checklist.kg.ids import RegId, section_id
 from privacy_checklist.kg.search import SUGGESTIONS, TreeSearch, did_you_mean, unknown_id
-from privacy_checklist.reasoning.methods import check_ids, find_ids
+from privacy_checklist.reasoning.llm.methods import check_ids, find_ids
 from privacy_checklist.retrieval.base import documents
 from privacy_checklist.retrieval.evaluate import _found, gold_ids
 

@@ -13,16 +13,9 @@ from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.reasoning.evaluation.harness import read_log, run
 from privacy_checklist.reasoning.llm.client import LLMConfigError, Outcome
+from privacy_checklist.reasoning.llm.methods import aggregate, check_ids, find_ids, normalize_id
 from privacy_checklist.reasoning.llm.prompting import fence, neutralise, parse_answer
-from privacy_checklist.reasoning.methods import (
-    LLM_METHODS,
-    METHODS,
-    aggregate,
-    build_method,
-    check_ids,
-    find_ids,
-    normalize_id,
-)
+from privacy_checklist.reasoning.methods import LLM_METHODS, METHODS, build_method
 from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex

@@ -223,8 +223,8 @@ def test_every_data_file_is_an_input_of_every_offline_method(
     copy, changes the settings every logged verdict is reused by."""
     import shutil
 
-    from privacy_checklist.reasoning import methods
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.evaluation import digests as methods
     from privacy_checklist.reasoning.learned.offline import OfflineReasoner
     from privacy_checklist.retrieval.index import RetrievalIndex
 
@@ -309,7 +309,8 @@ def test_settings_name_the_knowledge_base_and_model_digests(env, index_dir, tmp_
     import shutil
 
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.reasoning.methods import build_method, decision_settings
+    from privacy_checklist.reasoning.evaluation.digests import decision_settings
+    from privacy_checklist.reasoning.methods import build_method
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     copy = tmp_path / "kb"

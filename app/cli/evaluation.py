@@ -107,6 +107,7 @@ def _evaluate_method(
     matrix; returns the metrics and a note on the cases left undecided, if any."""
     from tqdm import tqdm
 
+    from privacy_checklist.reasoning.evaluation.digests import decision_settings
     from privacy_checklist.reasoning.evaluation.harness import (
         OtherCaseFile,
         case_file_record,
@@ -116,7 +117,6 @@ def _evaluate_method(
         metrics,
         run,
     )
-    from privacy_checklist.reasoning.methods import decision_settings
     from privacy_checklist.reasoning.verdict import Verdict
 
     out = Path(args.out)
