@@ -15,8 +15,8 @@ from privacy_checklist.reasoning.learned.blend import (
     Blend,
     BlendModelError,
     checklist_feature_names,
-    data_path,
 )
+from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import Label
 
 

@@ -11,7 +11,8 @@ import pytest
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.reasoning.evaluation.harness import metrics, read_log, run
-from privacy_checklist.reasoning.learned.offline import OfflineReasoner, data_path
+from privacy_checklist.reasoning.learned.offline import OfflineReasoner
+from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
 

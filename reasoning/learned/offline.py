@@ -26,13 +26,13 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, RetrievedNorm, Verdict
 from privacy_checklist.retrieval.base import Hit, SearchIndex
 
@@ -51,10 +51,6 @@ FLOW_CHARS = 20_000  # longer narratives get a verdict without a flow reading
 EMBED_SENTENCES = 3  # sentences per embedded chunk
 EMBED_CHUNKS = 12  # chunks embedded per case (the rest of a very long case is not)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def data_path(name: str) -> Path:
-    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
 
 
 #: A retrieval step of the features: the index and the case's text -> hits.

@@ -29,6 +29,7 @@ from importlib import resources
 from typing import Any
 
 from privacy_checklist.reasoning.llm.client import Client, Message, json_objects
+from privacy_checklist.reasoning.text import data_path
 
 PROMPT_VERSION = "v1"
 
@@ -37,7 +38,7 @@ PROMPT_VERSION = "v1"
 def answer_words() -> dict[str, Any]:
     """The words an answer may give a label or a per-rule judgment in
     (``reasoning/data/answer_words.json``)."""
-    path = resources.files("privacy_checklist.reasoning") / "data" / "answer_words.json"
+    path = data_path("answer_words.json")
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 

@@ -40,7 +40,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts, data_path
+from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts
+from privacy_checklist.reasoning.text import data_path
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -73,11 +74,11 @@ IDENTIFIER = "identifier"
 def load_parser(model: str = MODEL) -> Any | None:
     """The spaCy pipeline (loaded once a process), or None when spaCy or the model is not
     installed; torch kept out while it loads
-    (:func:`privacy_checklist.reasoning.guard.phi.load_pipeline`).
+    (:func:`privacy_checklist.reasoning.text.load_pipeline`).
     The entity recognizer costs a third of the time and reads nothing the reader needs that
     the parse and the lexicons do not (measured on the regression and synthetic sets).
     """
-    from privacy_checklist.reasoning.guard.phi import load_pipeline
+    from privacy_checklist.reasoning.text import load_pipeline
 
     return load_pipeline(model, exclude=["ner"])
 

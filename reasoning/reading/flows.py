@@ -17,7 +17,6 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,13 +25,14 @@ from privacy_checklist.kg.attributes import information_type
 from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
 from privacy_checklist.kg.norms import Cues
+from privacy_checklist.reasoning.text import data_path
 
 #: A cue lexicon: (name, pattern) pairs, the first found naming what a part resolves to.
 CueList = Iterable[tuple[str, re.Pattern[str]]]
 
 
 def cues_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.reasoning") / "data" / "flow_cues.json"))
+    return data_path("flow_cues.json")
 
 
 _CUES = json.loads(cues_path().read_text(encoding="utf-8"))
