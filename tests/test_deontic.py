@@ -13,7 +13,7 @@ import pytest
 from privacy_checklist.kg.deontic import Switches, content_lead, read
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.kg.norms import PAPER_TYPES, RulesAnnotator, read_paper_file
-from privacy_checklist.kg.structure import (
+from privacy_checklist.kg.switches import (
     choose_switches,
     gold_types,
     section_of,

@@ -122,13 +122,12 @@ def _annotate_llm(args: argparse.Namespace, kb: KnowledgeBase, todo: list[str]) 
 
 
 def _loso(kb: KnowledgeBase, gold: dict[str, dict[str, Any]], as_json: bool) -> int:
-    """``annotate-eval --loso``: per section of the file, the rules annotator alone and the
-    structure model fitted on the other sections (:mod:`privacy_checklist.kg.structure`)."""
+    """``annotate-eval --loso``: per section of the file, the rules annotator in-sample and
+    with its switches chosen on the other sections (:mod:`privacy_checklist.kg.switches`)."""
     from privacy_checklist.kg.norms import PAPER_TYPES, RulesAnnotator
-    from privacy_checklist.kg.structure import (
+    from privacy_checklist.kg.switches import (
         figures_of,
         gold_types,
-        leave_one_section_out,
         switches_leave_one_section_out,
     )
 
@@ -146,10 +145,6 @@ def _loso(kb: KnowledgeBase, gold: dict[str, dict[str, Any]], as_json: bool) -> 
         "leave-one-section-out": switches_leave_one_section_out(kb.tree, types),
         "rules annotator, the earliest cue (rules-1; in-sample)": figures_of(
             types, {k: first.norm_type(k) for k in types}
-        ),
-        "structure model, leave-one-section-out": leave_one_section_out(kb.tree, types),
-        "structure model with the rules' reading as features, leave-one-section-out": (
-            leave_one_section_out(kb.tree, types, rules.own)
         ),
     }
     for reading in readings.values():
@@ -242,9 +237,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="leave-one-section-out instead: per section of the file, the rules annotator "
         "(in-sample, and with its switches — ontologies/norm_structure.json — chosen on the "
-        "other sections), the first rules annotator (the earliest cue), and a structure model "
-        "(logistic regression over each paragraph's subject, modal, negation, restriction "
-        "words, list place and heading) fitted on the other sections",
+        "other sections), and the first rules annotator (the earliest cue)",
     )
     json_option(p)
     store_option(p, COMPARED_STORE_HELP)

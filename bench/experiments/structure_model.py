@@ -1,4 +1,5 @@
-"""A norm's type read from the structure of its paragraph, not from its first cue.
+"""An experiment, measured and not shipped: a norm's type read by a learned model from the
+structure of its paragraph, not from its first cue.
 
 The rules annotator (:class:`~privacy_checklist.kg.norms.RulesAnnotator`) types a paragraph by
 the earliest deontic cue in its own text, else its ancestor's. That misses prohibitions stated as
@@ -14,26 +15,26 @@ The figure that counts is leave-one-section-out (:func:`leave_one_section_out`):
 types a section's paragraphs never saw that section's labels. The same holds for the rules
 annotator's switches (:class:`~privacy_checklist.kg.deontic.Switches`): :func:`choose_switches`
 picks them on the sections given, :func:`switches_leave_one_section_out` on the other sections
-for each one. ``pcheck annotate-eval --gold FILE
---loso`` prints it beside the rules annotator on the same paragraphs.
+for each one. Run it (the ``train`` extra):
+
+    python bench/experiments/structure_model.py \
+        --gold ../shared/data/checklist/privacy_checklist_norms_dev.json
+
+It printed, leave-one-section-out on the paper's dev file: accuracy 0.669, macro-F1 0.509,
+prohibit recall 2 of 13, well under the rules (0.842 / 0.774 / 9 of 13).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.kg.metrics import per_class
-
 if TYPE_CHECKING:
-    from privacy_checklist.kg.deontic import Switches
     from privacy_checklist.kg.tree import Node, RegulationTree
 
-TYPES = ("permit", "prohibit", "definition")
+from privacy_checklist.kg.switches import TYPES, _figures, section_of
 
 _FLOW = r"(?:use|disclose|sell|request|receive|obtain|share|release|re-?disclose|provide|transmit)"
 
@@ -76,6 +77,8 @@ TEXT_FEATURES = _compiled(
         ("may_rely", r"\bmay rely\b"),
     )
 )
+
+
 #: (name, pattern) read on a paragraph's heading
 HEADING_FEATURES = _compiled(
     (
@@ -205,28 +208,6 @@ def fit(
     )
 
 
-def _figures(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    confusion: dict[str, Counter[str]] = {t: Counter() for t in TYPES}
-    for g, p in zip(gold, predicted, strict=True):
-        confusion[g][p] += 1
-    figures = per_class(confusion, TYPES)
-    return {
-        "n": figures["n"],
-        "accuracy": figures["accuracy"],
-        "macro_f1": figures["macro_f1"],
-        "prohibit_recall": (
-            round(confusion["prohibit"]["prohibit"] / sum(confusion["prohibit"].values()), 4)
-            if sum(confusion["prohibit"].values())
-            else None
-        ),
-        "confusion": {t: {p: confusion[t][p] for p in TYPES} for t in TYPES},
-    }
-
-
-def section_of(node_id: str) -> str:
-    return node_id.split("(", 1)[0]
-
-
 def leave_one_section_out(
     tree: RegulationTree,
     gold: Mapping[str, str],
@@ -254,95 +235,35 @@ def leave_one_section_out(
     }
 
 
-def figures_of(gold: Mapping[str, str], predicted: Mapping[str, str]) -> dict[str, Any]:
-    """The same figures for any reading (the rules annotator's), pooled and per section."""
-    ids = [i for i in gold if i in predicted]
-    sections = sorted({section_of(i) for i in ids})
-    return {
-        "pooled": _figures([gold[i] for i in ids], [predicted[i] for i in ids]),
-        "sections": {
-            s: _figures(
-                [gold[i] for i in ids if section_of(i) == s],
-                [predicted[i] for i in ids if section_of(i) == s],
-            )
-            for s in sections
-        },
-    }
+def main() -> int:
+    """Leave-one-section-out figures of the structure model (alone, and with the rules'
+    reading as features) on the paper's expert annotations."""
+    import argparse
+    import json
+
+    from privacy_checklist.kg.kb import load
+    from privacy_checklist.kg.norms import PAPER_TYPES, RulesAnnotator
+    from privacy_checklist.kg.switches import gold_types
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--gold", required=True, help="privacy_checklist_norms_dev.json")
+    args = parser.parse_args()
+    kb = load()
+    with open(args.gold, encoding="utf-8") as handle:
+        gold = json.load(handle)
+    types = {k: v for k, v in gold_types(gold, PAPER_TYPES).items() if k in kb.tree.nodes}
+    rules = RulesAnnotator(kb.tree)
+    for name, reading in (
+        ("structure model", leave_one_section_out(kb.tree, types)),
+        ("with the rules' reading", leave_one_section_out(kb.tree, types, rules.own)),
+    ):
+        p = reading["pooled"]
+        print(
+            f"{name}: {p['n']} paragraphs, accuracy {p['accuracy']:.3f}, macro-F1 "
+            f"{p['macro_f1']:.3f}, prohibit recall {p['prohibit_recall']}"
+        )
+    return 0
 
 
-def gold_types(
-    entries: Mapping[str, Mapping[str, Any]], paper_types: Mapping[str, str]
-) -> dict[str, str]:
-    """Paragraph id -> type from a file in the paper's format."""
-    return {k: paper_types[v["norm_type"]] for k, v in entries.items() if v.get("norm_type")}
-
-
-def _switch_grid() -> list[Switches]:
-    from privacy_checklist.kg.deontic import Switches
-
-    names = Switches.names()
-    return [
-        Switches(**dict(zip(names, values, strict=True)))
-        for values in itertools.product((True, False), repeat=len(names))
-    ]
-
-
-def _switch_readings(tree: RegulationTree, ids: Sequence[str]) -> dict[Switches, dict[str, str]]:
-    """Every paragraph's type under every combination of the switches."""
-    from privacy_checklist.kg.norms import RulesAnnotator
-
-    out = {}
-    readings: dict[str, Any] = {}
-    for switches in _switch_grid():
-        annotator = RulesAnnotator(tree, switches=switches)
-        annotator._readings = readings  # the sentences read once, whatever the switches
-        out[switches] = {i: annotator.norm_type(i) for i in ids}
-    return out
-
-
-def _choose(
-    by_switches: Mapping[Switches, Mapping[str, str]], gold: Mapping[str, str], ids: Sequence[str]
-) -> Switches:
-    """The switches with the best macro-F1 on ``ids`` (then accuracy); a tie goes to the one
-    that keeps more of the grammar's reading (the class's defaults)."""
-    from privacy_checklist.kg.deontic import Switches
-
-    default = Switches()
-    names = Switches.names()
-
-    def score(switches: Switches) -> tuple[float, float, int]:
-        f = _figures([gold[i] for i in ids], [by_switches[switches][i] for i in ids])
-        kept = sum(getattr(switches, n) == getattr(default, n) for n in names)
-        return (f["macro_f1"], f["accuracy"], kept)
-
-    return max(by_switches, key=score)
-
-
-def choose_switches(tree: RegulationTree, gold: Mapping[str, str]) -> Switches:
-    """The switches chosen on every paragraph of ``gold`` (what ``norm_structure.json`` ships)."""
-    ids = [i for i in gold if i in tree.nodes]
-    return _choose(_switch_readings(tree, ids), gold, ids)
-
-
-def switches_leave_one_section_out(tree: RegulationTree, gold: Mapping[str, str]) -> dict[str, Any]:
-    """The structural rules annotator, its switches chosen on the other sections for each
-    section of ``gold``: the figures pooled and per section, and the switches each chose."""
-    ids = [i for i in gold if i in tree.nodes]
-    by_switches = _switch_readings(tree, ids)
-    predicted: dict[str, str] = {}
-    per_section = {}
-    chosen = {}
-    for section in sorted({section_of(i) for i in ids}):
-        train = [i for i in ids if section_of(i) != section]
-        test = [i for i in ids if section_of(i) == section]
-        switches = _choose(by_switches, gold, train)
-        chosen[section] = {n: getattr(switches, n) for n in type(switches).names()}
-        for i in test:
-            predicted[i] = by_switches[switches][i]
-        per_section[section] = _figures([gold[i] for i in test], [predicted[i] for i in test])
-    return {
-        "pooled": _figures([gold[i] for i in ids], [predicted[i] for i in ids]),
-        "sections": per_section,
-        "switches": chosen,
-        "predicted": predicted,
-    }
+if __name__ == "__main__":
+    raise SystemExit(main())
