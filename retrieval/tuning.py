@@ -104,34 +104,6 @@ def leg_pools(
     return pools
 
 
-def compose(cases: Sequence[Case], size: int, seed: int = 7) -> list[Case]:
-    """Longer cases made of ``size`` synthetic ones each (every case used once, in a shuffled
-    order), their narratives joined and their gold regulations together: a synthetic case is
-    written from one paragraph, a real one tells a longer story and cites several sections, so
-    a fusion chosen on single synthetic cases favours the one paragraph a story names. ``size``
-    1 gives the cases as they are."""
-    from dataclasses import replace
-
-    if size <= 1:
-        return list(cases)
-    order = list(cases)
-    random.Random(seed).shuffle(order)
-    out = []
-    for start in range(0, len(order) - size + 1, size):
-        group = order[start : start + size]
-        out.append(
-            replace(
-                group[0],
-                case_id="+".join(c.case_id for c in group),
-                text=" ".join(c.text.strip() for c in group),
-                regulations=tuple(r for c in group for r in c.regulations),
-                label="",
-                expected=None,
-            )
-        )
-    return out
-
-
 def grid(legs: Sequence[str]) -> list[Fusion]:
     """Every fusion tried: a weight of :data:`WEIGHTS` for each leg (not all 0), each section
     mode, each expansion."""

@@ -17,7 +17,6 @@ from privacy_checklist.retrieval.index import RetrievalIndex, hybrid
 from privacy_checklist.retrieval.tuning import (
     CachedLeg,
     TuningError,
-    compose,
     cross_validate,
     folds_of,
     grid,
@@ -134,13 +133,3 @@ def test_cli_writes_a_fusion_the_hybrid_reads(
     assert fusion.to_json() == report["fusion"]
     retriever = hybrid(fusion=fusion)(RetrievalIndex(shipped, tmp_path / "i2", embeddings=False))
     assert isinstance(retriever, HybridRetriever) and retriever.fusion == fusion
-
-
-def test_composed_cases_join_stories_and_their_gold(cases) -> None:
-    composed = compose(cases, 3)
-    assert len(composed) == len(cases) // 3
-    members = [c for c in cases if c.case_id in composed[0].case_id.split("+")]
-    assert len(members) == 3
-    assert set(gold_ids(composed[0])) == {g for c in members for g in gold_ids(c)}
-    assert all(m.text.strip() in composed[0].text for m in members)
-    assert compose(cases, 1) == list(cases)

@@ -21,8 +21,7 @@ from privacy_checklist.app.cli.options import (
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.retrieval.index import METHODS
 
-# the last two from the reasoning layer (reasoning/checklist_leg.py)
-RETRIEVAL_METHODS = (*METHODS, "checklist", "flows")
+RETRIEVAL_METHODS = METHODS
 
 if TYPE_CHECKING:
     from privacy_checklist.retrieval.base import Filters
@@ -42,7 +41,6 @@ def _filters(args: argparse.Namespace) -> Filters:
 
 
 def _index(args: argparse.Namespace, kb: KnowledgeBase) -> RetrievalIndex:
-    from privacy_checklist.reasoning.checklist_leg import retrievers
     from privacy_checklist.retrieval.index import RetrievalIndex
 
     return RetrievalIndex(
@@ -51,7 +49,6 @@ def _index(args: argparse.Namespace, kb: KnowledgeBase) -> RetrievalIndex:
         args.chroma_url,
         args.model_path,
         embeddings=not args.no_embeddings,
-        retrievers=retrievers(kb),
     )
 
 
@@ -132,7 +129,6 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
     from privacy_checklist.retrieval.tuning import (
         LEGS,
         TuningError,
-        compose,
         cross_validate,
         grid,
         leg_pools,
@@ -147,11 +143,8 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
     ]
     if not cases:
         raise CliError(f"{args.cases}: no case with gold regulations to tune on")
-    cases = compose(cases, args.compose)
-    if not cases:
-        raise CliError(f"--compose {args.compose}: fewer cases than that")
     index = _index(args, kb)
-    legs = [leg for leg in (*LEGS, "checklist", "flows") if leg != "embedding" or index.embeddings]
+    legs = [leg for leg in LEGS if leg != "embedding" or index.embeddings]
     try:
         with tqdm(
             total=len(legs) * len(cases), desc="legs", unit="search", file=sys.stderr, disable=None
@@ -173,7 +166,6 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
         for lv in ("section", "paragraph")
     }
     report["cases"] = str(args.cases)
-    report["compose"] = args.compose
     report["legs"] = legs
     report["grid"] = len(fusions)
     if args.write:
@@ -183,9 +175,8 @@ def cmd_tune_retrieval(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report)
         return 0
-    made = f" (each of {args.compose} synthetic ones)" if args.compose > 1 else ""
     print(
-        f"{len(cases)} cases{made}, {len(fusions)} fusions, {args.folds}-fold cross-validation "
+        f"{len(cases)} cases, {len(fusions)} fusions, {args.folds}-fold cross-validation "
         "(each fold measured with the fusion chosen on the others)"
     )
     for name, figures in (
@@ -253,14 +244,6 @@ def register(sub: Any) -> None:
     )
     cases_option(p)
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    p.add_argument(
-        "--compose",
-        type=int,
-        default=1,
-        metavar="N",
-        help="tune on longer cases made of N synthetic cases each, their gold regulations "
-        "together (closer to real cases, which cite several sections; default 1: as they are)",
-    )
     p.add_argument("--cache", type=Path, help="the legs' ranked pools, to resume a stopped run")
     p.add_argument("--write", type=Path, help="write the report and the chosen fusion here")
     limit_option(p)
