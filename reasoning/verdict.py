@@ -306,3 +306,10 @@ class Reasoner(Protocol):
             QueryError: the text is empty or not text.
         """
         ...
+
+    def settings(self) -> dict[str, Any]:
+        """What decides its verdicts besides the case (parameters, models, endpoint, prompts,
+        the knowledge base), as values or digests: an evaluation reuses a logged verdict only
+        when they are the same (:func:`~privacy_checklist.reasoning.evaluation.digests.
+        decision_settings`)."""
+        ...

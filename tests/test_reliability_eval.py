@@ -726,3 +726,27 @@ def test_evaluation_page_shows_request_failures(
     assert any(c.value == "3 of 3 cases" for c in at.caption)
     at.checkbox(key=evaluation.MISTAKES).check().run()  # no say, no mistake
     assert any("No case matches" in i.value for i in at.info)
+
+
+def test_every_method_says_what_decides_it(llm, shared, env, index_dir, tmp_path) -> None:
+    """Reasoner.settings() on every method of the registry, no isinstance ladder: the
+    knowledge base's digest in each, the model and endpoint in the LLM ones, k where retrieved."""
+    from privacy_checklist.kg.kb import load
+    from privacy_checklist.reasoning.evaluation.digests import decision_settings
+    from privacy_checklist.reasoning.methods import METHODS, RETRIEVAL_METHODS, build_method
+    from privacy_checklist.retrieval.index import RetrievalIndex
+    from tests.scripted_llm import client_for
+
+    kb = load()
+    index = RetrievalIndex(kb, index_dir, embeddings=False)
+    client = client_for(llm, tmp_path)
+    for name in METHODS:
+        if name == "offline":
+            continue  # the embedding model: offline-fast reads the same settings
+        method = build_method(name, kb, index, client, k=3)
+        settings = decision_settings(method)
+        json.dumps(settings)  # logged with every verdict
+        assert settings["method"] == name and settings["kb"] and settings["data"], name
+        if name not in ("checklist", "offline-fast"):
+            assert settings["llm"] == "llm:scripted-1" and settings["endpoint"] == llm.base_url
+        assert (settings.get("k") == 3) == (name in RETRIEVAL_METHODS), name

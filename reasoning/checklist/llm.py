@@ -473,13 +473,20 @@ class ChecklistLLMReasoner(ChecklistReasoner):
         return verdict
 
     def settings(self) -> dict[str, Any]:
-        """The checklist's settings and what this method adds (the cap, its questions)."""
-        return super().settings() | {
-            "max_questions": self.max_questions,
-            "top_candidates": TOP_CANDIDATES,
-            "applicability_questions": dict(sorted(APPLICABILITY_QUESTIONS.items())),
-            "presumed": sorted(presumed_kinds()),
-        }
+        """The checklist's settings and what this method adds (the cap, its questions, the
+        model and its endpoint, the prompts)."""
+        from privacy_checklist.reasoning.evaluation.digests import llm_settings
+
+        return (
+            super().settings()
+            | llm_settings(self.client, self.kb)
+            | {
+                "max_questions": self.max_questions,
+                "top_candidates": TOP_CANDIDATES,
+                "applicability_questions": dict(sorted(APPLICABILITY_QUESTIONS.items())),
+                "presumed": sorted(presumed_kinds()),
+            }
+        )
 
 
 def _raw(calls: Sequence[Call]) -> str:

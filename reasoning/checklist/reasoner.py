@@ -255,8 +255,11 @@ class ChecklistReasoner:
                 for r in self.catalogue.readings.values()
             ),
         }
+        from privacy_checklist.reasoning.evaluation.digests import kb_digest
+
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
         out = {"rule": self.rule.value, "parser": self.parser, "checklist": digest.hexdigest()}
+        out["kb"] = kb_digest(self.kb)
         if self.blend:
             model = model_path()
             out["blend"] = (

@@ -23,7 +23,6 @@ from privacy_checklist.reasoning.verdict import (
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
 
-from privacy_checklist.reasoning.llm.methods import LLMMethod, RetrievalMethod
 from privacy_checklist.reasoning.methods import llm_location
 
 
@@ -92,7 +91,7 @@ def prompts_digest() -> str:
     return _digest(texts)
 
 
-def _llm_settings(client: Any, kb: KnowledgeBase) -> dict[str, Any]:
+def llm_settings(client: Any, kb: KnowledgeBase) -> dict[str, Any]:
     """The model, endpoint, generation parameters, prompts and knowledge base of an LLM step."""
     config = getattr(client, "config", None)
     return {
@@ -109,40 +108,23 @@ def _llm_settings(client: Any, kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def decision_settings(reasoner: Reasoner) -> dict[str, Any]:
-    """Everything besides the case that decides a verdict of ``reasoner``: the method and its
-    parameters, the model, the endpoint, the prompts, the knowledge base and (offline) the
-    shipped model and cues, as digests. An evaluation reuses a logged verdict only when these
-    are the same."""
-    from privacy_checklist.reasoning.checklist.llm import ChecklistLLMReasoner
-    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
-    from privacy_checklist.reasoning.learned.offline import OfflineReasoner
+    """Everything besides the case that decides a verdict of ``reasoner``: its name, every data
+    file, and what the reasoner says decides it (:meth:`Reasoner.settings`: its parameters, the
+    model, the endpoint, the prompts, the knowledge base, as digests). An evaluation reuses a
+    logged verdict only when these are the same."""
+    return {"method": reasoner.name, "data": data_digest()} | reasoner.settings()
 
-    settings: dict[str, Any] = {"method": reasoner.name, "data": data_digest()}
-    if isinstance(reasoner, ChecklistLLMReasoner):
-        return settings | reasoner.settings() | _llm_settings(reasoner.client, reasoner.kb)
-    if isinstance(reasoner, ChecklistReasoner):
-        return settings | reasoner.settings() | {"kb": kb_digest(reasoner.kb)}
-    if isinstance(reasoner, LLMMethod):
-        config = getattr(reasoner.client, "config", None)
-        settings |= _llm_settings(reasoner.client, reasoner.kb)
-        settings["restate"] = reasoner.restate
-        if isinstance(reasoner, RetrievalMethod):
-            settings |= {"k": reasoner.k, "per_rule": reasoner.per_rule}
-        path = getattr(config, "model_path", None)
-        if path is not None and Path(path).is_file():
-            settings["model_bytes"] = Path(path).stat().st_size
-        return settings
-    if isinstance(reasoner, OfflineReasoner):
-        features = reasoner.features
-        settings |= {
-            "model": _digest(reasoner.model),
-            "cues": _digest(
-                {
-                    "cues": {name: p.pattern for name, p in features.cues.items()},
-                    "roles": features.roles,
-                    "types": features.hipaa_types,  # the digest's key as logged before
-                }
-            ),
-            "kb": kb_digest(features.kb),
-        }
-    return settings
+
+def offline_settings(model: Any, features: Any) -> dict[str, Any]:
+    """An offline reasoner's shipped model and cues, and its knowledge base, as digests."""
+    return {
+        "model": _digest(model),
+        "cues": _digest(
+            {
+                "cues": {name: p.pattern for name, p in features.cues.items()},
+                "roles": features.roles,
+                "types": features.hipaa_types,  # the digest's key as logged before
+            }
+        ),
+        "kb": kb_digest(features.kb),
+    }

@@ -209,6 +209,12 @@ class OfflineReasoner:
         self.model: dict[str, Any] = model
         self._flows: FlowExtractor | None = None
 
+    def settings(self) -> dict[str, Any]:
+        """The shipped model and cues, and the knowledge base, as digests."""
+        from privacy_checklist.reasoning.evaluation.digests import offline_settings
+
+        return offline_settings(self.model, self.features)
+
     def check(self, text: str) -> Verdict:
         from privacy_checklist.retrieval.base import check_query
 

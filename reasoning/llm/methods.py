@@ -50,6 +50,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.citations import ids_in
@@ -303,6 +304,17 @@ class LLMMethod:
         self.k, self.per_rule = k, per_rule
         self.restate = restate
 
+    def settings(self) -> dict[str, Any]:
+        """The model, its endpoint and parameters, the prompts, the knowledge base, whether a
+        restating question is asked, and (a local model) its file's size."""
+        from privacy_checklist.reasoning.evaluation.digests import llm_settings
+
+        out = llm_settings(self.client, self.kb) | {"restate": self.restate}
+        path = getattr(getattr(self.client, "config", None), "model_path", None)
+        if path is not None and Path(path).is_file():
+            out["model_bytes"] = Path(path).stat().st_size
+        return out
+
     def check(self, text: str) -> Verdict:
         """The verdict on a case.
 
@@ -477,6 +489,10 @@ class RetrievalMethod(LLMMethod):
 
     def prepare(self, text: str, trace: Trace) -> Retrieved:
         raise NotImplementedError
+
+    def settings(self) -> dict[str, Any]:
+        """An LLM method's settings and how many paragraphs are retrieved and checked."""
+        return super().settings() | {"k": self.k, "per_rule": self.per_rule}
 
     def search(self, query: str, method: str) -> list[Hit]:
         """The top ``k`` hits of the retrieval index (:func:`build_method` gives it one)."""
