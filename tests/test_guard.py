@@ -342,7 +342,7 @@ def test_presidio_runs_offline() -> None:
 
 def test_figures_on_the_development_drafts(guard: Guard) -> None:
     """The figures the guard was developed on (in-sample: a regression floor, not a result;
-    the leave-out figures are in the README and come from ``pcheck guard-eval``)."""
+    the leave-out figures are on docs/results.md and come from ``pcheck guard-eval``)."""
     drafts = load_drafts((DATA / "guard_drafts.jsonl").read_text("utf-8").splitlines())
     figures = measure(drafts, lambda d: guard_output(guard, d))
     assert figures["leak_rate"] <= 0.01
