@@ -385,15 +385,15 @@ class Guard:
             rf"(?i)\b(?:{'|'.join(re.escape(c) for c in dig['instructions'])})\b"
         )
         self._birth = re.compile(data["dates"]["birth"])
-        from privacy_checklist.reasoning.guard.phi import phi_data as _phi
-
-        self._kin_words = sorted(_phi()["names"]["kin"], key=len, reverse=True)
-        self._staff_words = re.compile(
-            rf"(?i)\b(?:{'|'.join(re.escape(w) for w in data['staff_words'])})\b"
-        )
         from privacy_checklist.reasoning.guard.phi import phi_data
 
         names = phi_data()["names"]
+        self._kin_words = sorted(names["kin"], key=len, reverse=True)
+        self._staff_words = re.compile(
+            rf"(?i)\b(?:{'|'.join(re.escape(w) for w in data['staff_words'])})\b"
+        )
+        cut = "|".join(re.escape(w) for w in phi_data()["places"]["cut_before_place"])
+        self._place_lead = re.compile(rf"(?:\b(?:{cut})\s+)$")
         persons = sorted({*names["kin"], *names["lead_words"][:18]}, key=len, reverse=True)
         self._person_before = re.compile(
             rf"(?i)\b(?:{'|'.join(re.escape(w) for w in persons)})\s*[:,]?\s*$"
@@ -989,7 +989,7 @@ class Guard:
                 if span.addressee or self._person_before.search(before):
                     new = ""  # "patient Jane Roe", "his wife Marit", "Hi Jolene,"
             elif span.kind == "identifier" and span.type == "ADDRESS" and not new:
-                lead = re.search(r"(?:\b(?:from|in|at|of|near|to)\s+)$", before)
+                lead = self._place_lead.search(before)
                 label = self._labels.search(before)
                 cut_from = lead.start() if lead else label.start() if label else a
             elif span.kind == "identifier" and span.type != "AGE_OVER_89":

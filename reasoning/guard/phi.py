@@ -173,6 +173,12 @@ class PhiReader:
         names = data["names"]
         self._not_names = frozenset(names["not_names"])
         self._staff = frozenset(names["staff_titles"])
+        #: a name after these is a place ("a woman from Brookhaven Hollow")
+        self._place_lead = re.compile(
+            rf"(?i)\b(?:{_words(data['places']['name_is_place_after'])})\s+$"
+        )
+        #: "Mr", "Mrs" ... before a name (``ontologies/phi.json``)
+        self._honorific = f"(?:{_words(t.capitalize() for t in names['honorifics'])})"
         self._titled = re.compile(
             rf"\b(?:{_words(t.capitalize() for t in names['titles'])})\.?\s+{FULL_NAME}"
             rf"|(?i:\b(?:mr|mrs|ms|miss)\.?)\s+[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+)?"
@@ -184,7 +190,7 @@ class PhiReader:
         )
         self._greeting = re.compile(
             rf"(?:^|(?<=[.!?\n]\s)|(?<=\n))(?i:{_words(names['greetings'])})\s*,?\s+"
-            rf"(?P<name>(?:(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+)?{FULL_NAME})(?=\s*[,!:;.—–-]|\s*$)"
+            rf"(?P<name>(?:{self._honorific}\.?\s+)?{FULL_NAME})(?=\s*[,!:;.—–-]|\s*$)"
         )
         self._kin_words = frozenset(names["kin"])
         kin = _words(names["kin"])
@@ -295,7 +301,7 @@ class PhiReader:
             if not re.search(r"\b[A-Z]\.$", cleaned):
                 cleaned = cleaned.rstrip(". ")  # an initial keeps its period: "J.T."
             end = start + len(cleaned)
-            first = re.sub(r"^(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+", "", cleaned).split()
+            first = re.sub(rf"^{self._honorific}\.?\s+", "", cleaned).split()
             if not first or first[0] in self._not_names or cleaned in self._not_names:
                 return None
             if source == "ner" and (
@@ -307,10 +313,10 @@ class PhiReader:
             ):
                 return None  # "G2P1", "34F": codes, not names
             if (
-                re.search(r"(?i)\b(?:from|in|at|near|to)\s+$", text[max(0, start - 6) : start])
+                self._place_lead.search(text[max(0, start - 6) : start])
                 and (source == "ner" or kind == "NAME")
                 and not addressee
-                and not re.match(r"(?:Mr|Mrs|Ms|Miss|Mx)\b", cleaned)
+                and not re.match(rf"{self._honorific}\b", cleaned)
             ):
                 kind = "ADDRESS"  # "a woman from Brookhaven Hollow": a place
             if any(w in self._not_names for w in first[1:]):
@@ -373,7 +379,7 @@ class PhiReader:
                 ):
                     continue  # "strawberry tongue": words of the dictionary in lower case
                 start, end = ent.start_char, ent.end_char
-                title = re.search(r"(?:Mr|Mrs|Ms|Miss|Mx)\.?\s+$", text[max(0, start - 5) : start])
+                title = re.search(rf"{self._honorific}\.?\s+$", text[max(0, start - 5) : start])
                 if title:
                     start -= len(title.group())
                 span = name(start, end, "NAME", "ner")

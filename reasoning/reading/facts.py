@@ -344,29 +344,15 @@ class Hit:
 
 # --------------------------------------------------------------------------- reading a parse
 
+#: the reader's word lists (reasoning/data/fact_cues.json, ``words``)
+_WORDS: dict[str, Any] = json.loads(cues_path().read_text(encoding="utf-8"))["words"]
 #: Dependency labels that end a clause: a negation above them does not reach below.
 CLAUSE_EDGES = frozenset({"advcl", "relcl", "acl", "parataxis", "conj", "ROOT", "csubj"})
 #: Labels through which a complement's polarity comes from its governor ("did not want her
 #: mother to know", "refused to sign").
 COMPLEMENTS = frozenset({"xcomp", "ccomp"})
 ARGUMENTS = frozenset({"nsubj", "nsubjpass", "dobj", "attr", "dative", "pobj"})
-PRONOUNS = {
-    "both": "p",
-    "she": "f",
-    "her": "f",
-    "hers": "f",
-    "herself": "f",
-    "he": "m",
-    "him": "m",
-    "his": "m",
-    "himself": "m",
-    "they": "p",
-    "them": "p",
-    "their": "p",
-    "theirs": "p",
-    "it": "n",
-    "its": "n",
-}
+PRONOUNS: dict[str, str] = dict(_WORDS["pronouns"])  # the gender a pronoun refers by
 #: A capitalized name of two to five words ("Oak Valley Hospital").
 ORG_NAME = re.compile(r"\b(?:[A-Z][\w'’.-]*\s+){1,4}[A-Z][\w'’-]*")
 #: ", a cloud records host that ...": the words naming what a name is, after it.
@@ -374,23 +360,23 @@ APPOSED = re.compile(
     r",\s+(?:a|an|the|its|their)\s+(?P<role>[a-z][a-z' -]*?)"
     r"(?=\s+(?:that|who|which|for|of|at|in|with)\b|,|\.|;)"
 )
-FIRST_PERSON = frozenset({"i", "me", "my", "we", "us", "our", "you", "your"})
+FIRST_PERSON = frozenset(_WORDS["first_person"])
 #: The speaker and the speaker's organization, in a narrative told in the first person ("I'm
 #: the pharmacist on duty ... can I call ...?", "Can our clinic ...? We ...", "My doctor told
 #: my boss ...").
-SPEAKER = frozenset({"i", "me", "my", "myself", "mine"})
-SPEAKERS = frozenset({"we", "us", "our", "ourselves", "ours"})
+SPEAKER = frozenset(_WORDS["speaker"])
+SPEAKERS = frozenset(_WORDS["speakers"])
 #: verbs by which the speaker says the organization is theirs ("I own a CrossFit gym")
-OWN_VERBS = frozenset({"own", "run", "manage", "operate"})
+OWN_VERBS = frozenset(_WORDS["own_verbs"])
 #: particles by which reading is telling ("read off two names", "read out her results")
-ALOUD = frozenset({"off", "out", "aloud", "back"})
+ALOUD = frozenset(_WORDS["aloud"])
 #: contact verbs by which an outside party asks for what a later disclosure answers
-CALLS = frozenset({"call", "phone", "contact", "ring", "email", "text", "write"})
+CALLS = frozenset(_WORDS["calls"])
 #: what a unit named by the care it gives may be called beside the lexicon's units ("the
 #: dermatology group", "the family practice"); read only for a phrase no role fits
-CARE_UNITS = frozenset({"group", "practice"})
+CARE_UNITS = frozenset(_WORDS["care_units"])
 #: words that open an indirect question ("told her what surgery she needs")
-WH_WORDS = frozenset({"what", "how", "whether", "which", "when", "where", "why", "who"})
+WH_WORDS = frozenset(_WORDS["wh_words"])
 SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
 
 
