@@ -13,7 +13,8 @@ from privacy_checklist.app.cli import main
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.guard.evaluate import guard_output, load_drafts, measure
 from privacy_checklist.reasoning.guard.message import Guard, GuardError, check_message
-from privacy_checklist.reasoning.guard.phi import PhiReader, presidio_analyzer
+from privacy_checklist.reasoning.guard.phi import PhiReader
+from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
 from tests.scripted_llm import ScriptedLLM, client_for
 
 DATA = Path(__file__).parent / "data"

@@ -128,7 +128,7 @@ def _presidio_defaults() -> tuple[Any, Any]:
     """Presidio's analyzer (its predefined recognizers, spaCy's small English model as its NLP
     engine when installed, offline) and its anonymizer, with their defaults."""
     from privacy_checklist.kg.extras import MissingExtra, require
-    from privacy_checklist.reasoning.guard.phi import presidio_analyzer
+    from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
     from privacy_checklist.reasoning.text import load_pipeline
 
     try:
