@@ -1,5 +1,5 @@
-"""The offline reasoner (ours, the default with no LLM): a verdict from the case's reading,
-the retrieved norms and a small linear model.
+"""The offline reasoners, offline and offline-fast (the default method is the checklist): a
+verdict from the case's reading, the retrieved norms and a small linear model.
 
 Features, all explainable: which regulatory roles and HIPAA information types the case's words
 reach through the graphs (applicability: is a covered entity, a business associate or their
