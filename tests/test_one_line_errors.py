@@ -100,3 +100,11 @@ def test_a_check_imports_only_what_it_uses() -> None:
         "asked:presidio_analyzer": False,
         "asked:transformers": False,
     }
+
+
+def test_a_file_with_windows_line_ends_reads_as_text_mode_did(tmp_path: Path, capsys) -> None:
+    draft = tmp_path / "draft.txt"
+    draft.write_bytes(b"Hi Ann,\r\nyour results are in.\rThanks\r\n")
+    from privacy_checklist.app.cli.common import read_text_file
+
+    assert read_text_file(str(draft)) == "Hi Ann,\nyour results are in.\nThanks\n"

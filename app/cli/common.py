@@ -74,7 +74,12 @@ def read_text_file(name: str, limit: int = MAX_FILE_BYTES) -> str:
     :class:`CliError` naming the fix."""
     try:
         if name == "-":
-            data = sys.stdin.buffer.read(limit + 1)
+            stream = getattr(sys.stdin, "buffer", None)  # a text stream without bytes: encode
+            data = (
+                stream.read(limit + 1)
+                if stream is not None
+                else sys.stdin.read(limit + 1).encode("utf-8", "surrogateescape")
+            )
         else:
             with Path(name).open("rb") as handle:
                 data = handle.read(limit + 1)
@@ -82,7 +87,8 @@ def read_text_file(name: str, limit: int = MAX_FILE_BYTES) -> str:
             raise CliError(
                 f"{name}: larger than {limit // (1024 * 1024)} MB; give a smaller text file"
             )
-        return data.decode("utf-8")
+        # as a file opened in text mode reads it: "\r\n" and "\r" end lines as "\n" does
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except FileNotFoundError as exc:
         raise CliError(f"{name}: no such file; pass --file a text file") from exc
     except IsADirectoryError as exc:

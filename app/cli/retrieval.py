@@ -11,7 +11,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.app.cli.common import CliError, load_kb, print_json, read_cases, wrap
+from privacy_checklist.app.cli.common import (
+    CliError,
+    load_kb,
+    print_json,
+    read_cases,
+    read_text_file,
+    wrap,
+)
 from privacy_checklist.app.cli.options import (
     cases_option,
     json_option,
@@ -62,7 +69,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from privacy_checklist.retrieval.index import IndexUnavailable
 
     kb = load_kb(args)
-    text = args.text if args.text != "-" else sys.stdin.read()
+    text = args.text if args.text != "-" else read_text_file("-")
     index = _index(args, kb)
     try:
         hits = index.search(text, args.method, args.k, _filters(args))
