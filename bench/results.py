@@ -115,57 +115,48 @@ def _f(value: Any) -> str:
     return "–" if value is None else f"{float(value):.3f}"
 
 
+def _table(columns: list[str], rows: list[tuple[list[Any], str]]) -> list[str]:
+    """A Markdown table: each row's cells (figures as three decimals) and its command last."""
+    out = ["| " + " | ".join([*columns, "command"]) + " |", "|" + "---|" * (len(columns) + 1)]
+    for cells, command in rows:
+        shown = [_f(c) if isinstance(c, float) else str(c) for c in cells]
+        out.append("| " + " | ".join([*shown, f"`{command}`"]) + " |")
+    return out
+
+
 def _eval_rows(results: dict[str, dict[str, Any]]) -> list[str]:
-    rows = [
-        "| set | method | n | accuracy | macro-F1 | prohibit F1 | command |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for name in [*NARRATIVES, "real-dev"]:
         for method in ("checklist", "offline-fast"):
-            found = results.get(f"eval-{method}-{name}")
-            if found is None:
-                continue
-            m = found["output"]
-            rows.append(
-                f"| {name} | {method} | {m['n']} | {_f(m['accuracy'])} | {_f(m['macro_f1'])} | "
-                f"{_f(m['per_class']['prohibit']['f1'])} | `{found['command']}` |"
-            )
-    return rows
+            if (found := results.get(f"eval-{method}-{name}")) is not None:
+                m = found["output"]
+                prohibit = float(m["per_class"]["prohibit"]["f1"])
+                cells = [name, method, m["n"], float(m["accuracy"]), float(m["macro_f1"]), prohibit]
+                rows.append((cells, found["command"]))
+    columns = ["set", "method", "n", "accuracy", "macro-F1", "prohibit F1"]
+    return _table(columns, rows)
 
 
 def _guard_rows(results: dict[str, dict[str, Any]]) -> list[str]:
-    rows = [
-        "| set | drafts | leak rate | needed kept | unneeded removed | verdicts | command |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for name in GUARD_SETS:
-        found = results.get(f"guard-{name.replace(' ', '')}")
-        if found is None:
-            continue
-        g = found["output"]["guard"]
-        rows.append(
-            f"| {name} | {g['drafts']} | {_f(g['leak_rate'])} | {_f(g['needed_kept'])} | "
-            f"{_f(g['unneeded_removed'])} | {_f(g['verdict_agreement'])} | "
-            f"`{found['command']}` |"
-        )
-    return rows
+        if (found := results.get(f"guard-{name.replace(' ', '')}")) is not None:
+            g = found["output"]["guard"]
+            keys = ("leak_rate", "needed_kept", "unneeded_removed", "verdict_agreement")
+            rows.append(([name, g["drafts"], *(float(g[k]) for k in keys)], found["command"]))
+    columns = ["set", "drafts", "leak rate", "needed kept", "unneeded removed", "verdicts"]
+    return _table(columns, rows)
 
 
 def _answer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
-    rows = [
-        "| set | answers | agreement (committed) | unreadable where none | wrong | command |",
-        "|---|---|---|---|---|---|",
-    ]
+    rows = []
     for name in ANSWER_SETS:
         found = results.get(f"answers-{name}")
-        if found is None or not found["output"].get("compared"):
-            continue
-        c = found["output"]["compared"]
-        rows.append(
-            f"| {name} | {c['judged']} | {_f(c['agreement'])} | "
-            f"{_f(c['unreadable_when_none'])} | {_f(c['wrong_share'])} | `{found['command']}` |"
-        )
-    return rows
+        if found is not None and (c := found["output"].get("compared")):
+            keys = ("agreement", "unreadable_when_none", "wrong_share")
+            rows.append(([name, c["judged"], *(float(c[k]) for k in keys)], found["command"]))
+    columns = ["set", "answers", "agreement (committed)", "unreadable where none", "wrong"]
+    return _table(columns, rows)
 
 
 def render(folder: Path = OUT) -> str:
