@@ -99,8 +99,7 @@ def checklist_child(task: str, shared: Path) -> None:
                 "p95_ms": 1000 * percentile(latencies, 95),
                 "max_ms": 1000 * max(latencies),
                 "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                "torch": "torch" in sys.modules,
-                "sentence_transformers": "sentence_transformers" in sys.modules,
+                **{name: name in sys.modules for name in HEAVY},
             }
         )
     )
