@@ -4,9 +4,9 @@ For each case, the main flow's sender, recipient, subject and information type a
 with the gold "Sender Role", "Recipient Role", "About Role" and "Type" on resolved graph nodes
 (cases whose gold phrase reaches no node are not counted). The offline extractor is always
 measured; with an LLM (--llm-base-url and --llm-model, or PCHECK_LLM_*; or --llm-backend local)
-the LLM extractor (reasoning/llm_flows.py, prompt ci_extract.v1.txt) is measured the same way,
-its requests sent at once (--concurrency) and cached on disk; cases whose request or answer
-failed count as disagreeing and are listed as failures.
+the LLM extractor (reasoning/reading/llm_flows.py, prompt ci_extract.v1.txt) is measured the
+same way, its requests sent at once (--concurrency) and cached on disk; cases whose request or
+answer failed count as disagreeing and are listed as failures.
 
     python bench/flows.py [--limit 150] [--shared ../shared/data]
     python bench/flows.py --llm-base-url URL --llm-model NAME [--limit 50]

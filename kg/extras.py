@@ -13,7 +13,7 @@ it is first needed, never when a module of ``kg``, ``retrieval`` or ``reasoning`
   bcrypt) for its editors' sign-in (``pcheck users``);
 - ``train``: scikit-learn, for ``pcheck reasoner train``;
 - ``local``: the local LLM backend (its model is installed apart: ``make local``); it reports
-  what it misses itself (``reasoning/local.py``).
+  what it misses itself (``reasoning/llm/local.py``).
 
 A missing extra raises :class:`MissingExtra`, an ``ImportError`` whose message is one line
 that names the ``pip install`` to run; the command line prints it as it is.

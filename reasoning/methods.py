@@ -38,7 +38,7 @@ METHODS = (
 )
 OFFLINE_METHODS = ("checklist", "offline", "offline-fast")
 #: the checklist with a model asked for the facts it could not read (needs an LLM client, but
-#: the checklist decides: reasoning/checklist_llm.py)
+#: the checklist decides: reasoning/checklist/llm.py)
 CHECKLIST_LLM = "checklist-llm"
 #: the paper's methods: the model gives the verdict
 LLM_METHODS = tuple(m for m in METHODS if m not in (*OFFLINE_METHODS, CHECKLIST_LLM))

@@ -176,7 +176,7 @@ class Verdict:
     calls: list[Call] = field(default_factory=list)
     failure: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    #: the checklist method's checklist (reasoning/checklist.py ``Checklist.to_json``): the
+    #: the checklist method's checklist (reasoning/checklist/decide.py ``Checklist.to_json``): the
     #: deciding flow's applicability, prohibitions, candidates with their conditions met /
     #: unmet / unknown, what would change the verdict, and every flow's own checklist
     checklist: dict[str, Any] | None = None

@@ -1,4 +1,4 @@
-"""The checklist's learned layer for long narratives (reasoning/checklist_blend.py)."""
+"""The checklist's learned layer for long narratives (reasoning/learned/blend.py)."""
 
 from __future__ import annotations
 
