@@ -16,6 +16,8 @@ from privacy_checklist.ingest.ecfr import PartPage, load_page
 from privacy_checklist.kg import kb as kbmod
 
 REPO = Path(__file__).resolve().parents[1]
+#: the project's own labelled sets
+DATA = REPO / "tests" / "data"
 PARTS = ("160", "162", "164")
 
 

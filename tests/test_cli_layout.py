@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import REPO
+
+ROOT = REPO
 APP = ROOT / "app"
 CLI = APP / "cli"
 LAYERS = ("ingest", "kg", "retrieval", "reasoning", "app", "ontologies")

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import REPO
+
+ROOT = REPO
 
 
 def results_module():

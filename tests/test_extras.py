@@ -23,8 +23,8 @@ import pytest
 
 from privacy_checklist.kg.embeddings import LOAD_ENV, model_env
 from privacy_checklist.kg.extras import EXTRAS, MissingExtra, install, require
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 LAYERS = ("ingest", "kg", "retrieval", "reasoning", "app")
 #: Modules not imported by the import tests: the browser's pages and script run inside
 #: Streamlit (the app extra), and ``__main__`` modules run a command when imported.

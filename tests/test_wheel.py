@@ -30,8 +30,8 @@ from privacy_checklist.app.cli import main
 from privacy_checklist.app.samples import DEMO_CASE
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.retrieval.base import MAX_QUERY_CHARS
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 BUILD_TIMEOUT = 600
 RUN_TIMEOUT = 600
 # The wheel tests take about a minute (build, install, the demo from a fresh cache); they are

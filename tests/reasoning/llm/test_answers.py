@@ -14,9 +14,9 @@ from privacy_checklist.reasoning.llm.answers import QUESTIONS, read_answer, read
 from privacy_checklist.reasoning.llm.prompting import VERDICT_SCHEMA
 from privacy_checklist.reasoning.methods import LLM_METHODS, build_method
 from privacy_checklist.retrieval.index import RetrievalIndex
+from tests.conftest import DATA
 from tests.scripted_llm import ScriptedLLM, client_for, serve
 
-DATA = Path(__file__).parent / "data"
 CASE = "A nurse at a hospital told her neighbour that a patient has HIV."
 
 # answers written here, each with what a person reads in it (None: no verdict)

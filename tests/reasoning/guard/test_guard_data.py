@@ -8,11 +8,11 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+from tests.conftest import DATA
+
 PURPOSES = {
     "claim",
     "referral",

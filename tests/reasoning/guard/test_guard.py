@@ -15,9 +15,9 @@ from privacy_checklist.reasoning.guard.evaluate import guard_output, load_drafts
 from privacy_checklist.reasoning.guard.message import Guard, GuardError, check_message
 from privacy_checklist.reasoning.guard.phi import PhiReader
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
+from tests.conftest import DATA
 from tests.scripted_llm import ScriptedLLM, client_for
 
-DATA = Path(__file__).parent / "data"
 CLAIM = (
     "Resubmitting the claim for Marta Okafor (member ID ZHP555104422, DOB 02/11/1970). DOS "
     "05/14/2025, office visit 99213 for acute sinusitis (J01.90). FYI she also has bipolar "

@@ -19,6 +19,7 @@ from privacy_checklist.kg.switches import (
     section_of,
     switches_leave_one_section_out,
 )
+from tests.conftest import REPO
 
 NONE = Switches(**dict.fromkeys(Switches.names(), False))
 ALL = Switches(**dict.fromkeys(Switches.names(), True))
@@ -155,9 +156,7 @@ def test_the_shipped_switches_are_those_chosen_on_the_dev_sections(
     shipped: KnowledgeBase, shared: Path
 ) -> None:
     assert Switches.load() == choose_switches(shipped.tree, _dev_types(shipped, shared))
-    data = json.loads(
-        Path(__file__).parents[1].joinpath("ontologies", "norm_structure.json").read_text()
-    )
+    data = json.loads(REPO.joinpath("ontologies", "norm_structure.json").read_text())
     assert set(data["switches"]) == set(Switches.names())
 
 

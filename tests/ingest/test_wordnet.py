@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from privacy_checklist.ingest import wordnet as wnsetup
+from tests.conftest import REPO
 
 
 def test_lexnames_file() -> None:
@@ -61,7 +62,7 @@ def test_wordnet_is_ready_after_setup() -> None:
 
 # --------------------------------------------------------------------------- the noun reader
 
-SEEDS = Path(__file__).resolve().parents[1] / "ontologies"
+SEEDS = REPO / "ontologies"
 
 
 def seeded_synsets() -> list[str]:

@@ -24,9 +24,8 @@ import pytest
 
 from privacy_checklist.app.cli import main
 from privacy_checklist.kg.store import NormStore
-from tests.conftest import EDITORS
+from tests.conftest import EDITORS, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 OUT = Path(os.environ.get("PCHECK_E2E_OUT") or REPO / "build" / "e2e")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [

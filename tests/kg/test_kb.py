@@ -13,8 +13,9 @@ from rdflib import Graph
 
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.kb import KnowledgeBase, KnowledgeBaseError
+from tests.conftest import REPO
 
-GOLDEN = Path(__file__).parent / "golden" / "tree_outline.json"
+GOLDEN = REPO / "tests" / "golden" / "tree_outline.json"
 
 
 def outline(kb: KnowledgeBase) -> list[dict]:

@@ -22,8 +22,9 @@ from privacy_checklist.reasoning.evaluation.harness import (
     read_log,
     run,
 )
+from tests.conftest import DATA
 
-REGRESSION = Path(__file__).parent / "data" / "checklist_regression.csv"
+REGRESSION = DATA / "checklist_regression.csv"
 
 
 def norms(*ids: str) -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ from privacy_checklist.reasoning.learned.offline import OfflineReasoner
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
+from tests.conftest import DATA
 
 CASE = (
     "Dr. Lee, an orthopedic surgeon at Mercy Hospital, emailed the patient's medical records "
@@ -312,7 +313,7 @@ def test_the_checklist_on_a_clear_prohibition(shipped: KnowledgeBase) -> None:
 def test_the_checklist_holds_its_regression_set(shared: Path, tmp_path: Path, capsys) -> None:
     """The checklist on the 270 short narratives it was developed against (in-sample: a floor
     against regressions, not a result), as the guard has its development drafts."""
-    cases = Path(__file__).parent / "data" / "checklist_regression.csv"
+    cases = DATA / "checklist_regression.csv"
     argv = ["eval", "--cases", str(cases), "--method", "checklist", "--out", str(tmp_path)]
     assert main([*argv, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)

@@ -15,8 +15,7 @@ from privacy_checklist.kg.concepts import PhraseError
 from privacy_checklist.kg.kb import KnowledgeBase
 from privacy_checklist.kg.labels import LabelFileError, evaluate, read_labels
 from privacy_checklist.kg.roles import build_role_graph
-
-DATA = Path(__file__).parent / "data"
+from tests.conftest import DATA
 
 
 @pytest.fixture(scope="module")

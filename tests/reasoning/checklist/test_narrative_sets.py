@@ -14,8 +14,9 @@ from privacy_checklist.ingest.cases import read_case_file
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.evaluation.harness import case_gold_refs
 from privacy_checklist.reasoning.verdict import Label
+from tests.conftest import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 SETS = [
     *sorted((ROOT / "tests" / "data").glob("checklist_*.csv")),
     ROOT / "bench" / "data" / "heldout_narratives.csv",

@@ -63,7 +63,7 @@ def test_agreement_with_the_dev_file(shipped: KnowledgeBase, shared: Path) -> No
     roles = shipped.role_resolver(embeddings=False)
     attributes = shipped.attribute_resolver(embeddings=False)
     # the rules annotator alone, in-sample (its grammar was written with these sections in
-    # view; the leave-one-section-out figure is in tests/test_deontic.py): 0.850 / 0.794
+    # view; the leave-one-section-out figure is in tests/kg/test_deontic.py): 0.850 / 0.794
     rules = evaluate_against(shipped.annotate_rules(curated=False), gold, roles, attributes)
     assert rules["n"] == 274 and rules["missing"] == []
     assert rules["norm_type_accuracy"] >= 0.84

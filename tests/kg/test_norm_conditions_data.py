@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from privacy_checklist.kg import kb as kbmod
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 NORMS_FILE = REPO / "ontologies" / "norm_conditions.json"
 KINDS_FILE = REPO / "ontologies" / "condition_kinds.json"
 ROLES_FILE = REPO / "ontologies" / "roles.json"

@@ -21,9 +21,9 @@ from privacy_checklist.kg.conditions import CATALOGUE_FILE, load_catalogue
 from privacy_checklist.kg.norms import CURATED, CURATED_VERSION, Norm
 from privacy_checklist.kg.store import ImportFileError, NormStore, StoreError
 from privacy_checklist.reasoning.llm.annotate import LLMAnnotator
+from tests.app.test_app_regulation import plain
 from tests.conftest import sign_in
 from tests.scripted_llm import ScriptedLLM, client_for
-from tests.test_app_regulation import plain
 
 COURT = "164.512(e)(1)(i)"  # "In response to an order of a court or administrative tribunal, ..."
 COURT_ORDER = "In response to an order of a court or administrative tribunal"

@@ -22,8 +22,8 @@ from privacy_checklist.reasoning.verdict import (
 )
 from privacy_checklist.retrieval.base import NO_FILTERS, Filters, Hit
 from privacy_checklist.retrieval.index import HYBRID_LEGS, METHODS, RETRIEVERS, RetrievalIndex
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 LAYERS = ("ingest", "kg", "retrieval", "reasoning", "app")
 CASE = (
     "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's medical records to a police "
