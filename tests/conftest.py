@@ -127,3 +127,14 @@ def sign_in(at: Any, name: str) -> None:
     at.session_state["authentication_status"] = True
     at.session_state["username"] = name
     at.session_state["name"] = name
+
+
+@pytest.fixture
+def editors_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_file: Path) -> Path:
+    """A browser page's environment: its own editors' store (not created until written), the
+    test users file for sign-in, and the built-in knowledge base."""
+    path = tmp_path / "norms.sqlite"
+    monkeypatch.setenv("PCHECK_STORE", str(path))
+    monkeypatch.setenv("PCHECK_USERS", str(users_file))
+    monkeypatch.delenv("PCHECK_KB", raising=False)
+    return path

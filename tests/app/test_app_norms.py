@@ -22,12 +22,8 @@ def script() -> None:
 
 
 @pytest.fixture
-def store_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_file: Path) -> Path:
-    path = tmp_path / "norms.sqlite"
-    monkeypatch.setenv("PCHECK_STORE", str(path))
-    monkeypatch.setenv("PCHECK_USERS", str(users_file))
-    monkeypatch.delenv("PCHECK_KB", raising=False)
-    return path
+def store_path(editors_store: Path) -> Path:
+    return editors_store
 
 
 def app(editor: str | None = None) -> AppTest:

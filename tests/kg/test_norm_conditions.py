@@ -403,12 +403,8 @@ def _regulation_page() -> None:
 
 
 @pytest.fixture
-def page_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_file: Path) -> Path:
-    path = tmp_path / "page.sqlite"
-    monkeypatch.setenv("PCHECK_STORE", str(path))
-    monkeypatch.setenv("PCHECK_USERS", str(users_file))
-    monkeypatch.delenv("PCHECK_KB", raising=False)
-    return path
+def page_store(editors_store: Path) -> Path:
+    return editors_store
 
 
 def _labelled(elements: Any, label: str) -> Any:
