@@ -27,7 +27,9 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from privacy_checklist.ingest.cases import LABEL_SYNONYMS, case_label
+from privacy_checklist.reasoning.checklist.report import CaseReport
 from privacy_checklist.reasoning.llm.prompting import PROMPT_VERSION, Call
+from privacy_checklist.reasoning.reading.types import Flow
 
 
 class Label(StrEnum):
@@ -164,11 +166,14 @@ class Verdict:
     probabilities: dict[str, float] = field(default_factory=dict)
     norms: list[CitedNorm] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
+    #: the regulatory roles read, each with the words of the case it was read from
     roles: dict[str, str] = field(default_factory=dict)
+    #: the HIPAA information types read, each with its words
     hipaa_types: dict[str, str] = field(default_factory=dict)
     cues: list[dict[str, Any]] = field(default_factory=list)
     raw: str = ""
-    flows: list[dict[str, Any]] = field(default_factory=list)
+    #: the flows read from the case (a reader's, with their parts and spans)
+    flows: list[Flow] = field(default_factory=list)
     #: None when the method retrieves nothing of its own (not even an empty list)
     retrieved: list[RetrievedNorm] | None = None
     # what an LLM method adds
@@ -176,10 +181,10 @@ class Verdict:
     calls: list[Call] = field(default_factory=list)
     failure: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
-    #: the checklist method's checklist (reasoning/checklist/decide.py ``Checklist.to_json``): the
-    #: deciding flow's applicability, prohibitions, candidates with their conditions met /
-    #: unmet / unknown, what would change the verdict, and every flow's own checklist
-    checklist: dict[str, Any] | None = None
+    #: the checklist methods' checklist: the deciding flow's applicability, prohibitions,
+    #: candidates with their conditions met / unmet / unknown, what would change the verdict,
+    #: and every flow's own checklist
+    checklist: CaseReport | None = None
 
     @property
     def decided(self) -> bool:
@@ -201,12 +206,12 @@ class Verdict:
             "cues": self.cues,
             "method": self.method,
             "raw": self.raw,
-            "flows": self.flows,
+            "flows": [flow.to_json() for flow in self.flows],
         }
         if self.retrieved is not None and (self.retrieved or self.llm is not None):
             data["retrieved"] = [hit.to_json() for hit in self.retrieved]
         if self.checklist is not None:
-            data["checklist"] = self.checklist
+            data["checklist"] = self.checklist.to_json()
         if self.llm is not None:
             data |= {
                 "llm": self.llm,
@@ -280,13 +285,13 @@ class Verdict:
             hipaa_types={str(k): _text(v) for k, v in _dict(data.get("information_types")).items()},
             cues=[c for c in _list(data.get("cues")) if isinstance(c, dict)],
             raw=_text(data.get("raw")),
-            flows=[f for f in _list(data.get("flows")) if isinstance(f, dict)],
+            flows=[Flow.from_json(f) for f in _list(data.get("flows")) if isinstance(f, Mapping)],
             retrieved=retrieved,
             llm=None if llm is None else str(llm),
             calls=calls,
             failure=None if not failure else str(failure),
             details={k: v for k, v in data.items() if k not in known},
-            checklist=_dict(data["checklist"])
+            checklist=CaseReport.from_json(data["checklist"])
             if isinstance(data.get("checklist"), Mapping)
             else None,
         )

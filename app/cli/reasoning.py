@@ -222,15 +222,12 @@ def print_verdict(verdict: Verdict) -> None:
         print(wrap(f"{norm.id}: {norm.text}", "  "))
     for number, flow in enumerate(verdict.flows, start=1):
         parts = [
-            f"{key}: “{part['text']}” ({part['resolved'] or '?'})"
-            + (f" [{part['start']}:{part['end']}]" if part["start"] >= 0 else " [not in the text]")
-            for key, part in flow.items()
-            if key in FLOW_PARTS and part
+            f"{key}: “{part.text}” ({part.resolved or '?'})"
+            + (f" [{part.start}:{part.end}]" if part.start >= 0 else " [not in the text]")
+            for key, part in flow.parts().items()
+            if key in FLOW_PARTS
         ]
-        print(
-            f"Flow {number} ({flow['verb']['text'] if flow.get('verb') else '?'}): "
-            + "; ".join(parts)
-        )
+        print(f"Flow {number} ({flow.verb.text if flow.verb else '?'}): " + "; ".join(parts))
     print("Reasoning:")
     for step in verdict.reasoning:
         print(textwrap.fill(step, WIDTH, initial_indent="  - ", subsequent_indent="    "))

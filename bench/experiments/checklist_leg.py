@@ -82,11 +82,10 @@ class FlowsLeg:
         """The words of the flows' sentences, in the narrative's order."""
         starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
         spans: set[tuple[int, int]] = set()
-        for flow in self.reader.read(text):
-            verb = flow.spans.get("verb")
-            if not verb:
+        for flow in self.reader.read(text).flows:
+            if flow.verb is None:
                 continue
-            at = max(i for i, start in enumerate(starts) if start <= int(verb["start"]))
+            at = max(i for i, start in enumerate(starts) if start <= flow.verb.start)
             first = starts[max(0, at - 1)]
             last = starts[at + 1] if at + 1 < len(starts) else len(text)
             spans.add((first, last))

@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
 from privacy_checklist.kg.conditions import Catalogue, Condition, ConditionKind, Reading
+from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.text import data_path
 
 Status = Literal["met", "unmet", "unknown"]
@@ -79,62 +80,6 @@ def presumed_kinds() -> frozenset[str]:
     return frozenset(data["presumed"])
 
 
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """What the case says about one question: stated true, stated false, or unknown (None).
-
-    Attributes:
-        key: a condition kind, or an applicability question (``sender_covered``, ...).
-        value: True, False, or None when the case does not say.
-        start: where the words that say it start in the narrative (-1 when none).
-        end: where they end.
-        evidence: those words (or how the value was reached).
-        source: what read it: ``parse``, ``cue``, ``role``, ``llm`` ...
-    """
-
-    key: str
-    value: bool | None
-    start: int = -1
-    end: int = -1
-    evidence: str = ""
-    source: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"key": self.key, "value": self.value, "source": self.source}
-        if self.start >= 0:
-            data["span"] = [self.start, self.end]
-        if self.evidence:
-            data["evidence"] = self.evidence
-        return data
-
-
-@dataclass(frozen=True)
-class FlowFacts:
-    """One flow of a case as the checklist sees it.
-
-    Attributes:
-        sender_roles: the regulatory roles the sender reaches in the role graph (with their
-            ancestors: a surgeon reaches health care provider and covered entity); empty when
-            the sender was not read.
-        recipient_roles: the same for the recipient; ``{"individual"}`` when the recipient is
-            the person the information is about.
-        information: the HIPAA information types the information reaches (empty: unread).
-        facts: what the case says, by key.
-        summary: the flow in words, for the report.
-        spans: the flow's parts with their spans (sender, recipient, information ...).
-    """
-
-    sender_roles: frozenset[str] = frozenset()
-    recipient_roles: frozenset[str] = frozenset()
-    information: frozenset[str] = frozenset()
-    facts: Mapping[str, Fact] = field(default_factory=dict)
-    summary: str = ""
-    spans: Mapping[str, Any] = field(default_factory=dict)
-
-    def fact(self, key: str) -> Fact:
-        return self.facts.get(key) or Fact(key, None)
-
-
 @dataclass(frozen=True)
 class ConditionCheck:
     """One condition of a candidate norm, judged against the case."""
@@ -143,17 +88,6 @@ class ConditionCheck:
     status: Status
     fact: Fact
     presumed: bool = False
-
-    def to_json(self, catalogue: Catalogue | None = None) -> dict[str, Any]:
-        data = {
-            **self.condition.to_json(),
-            "status": self.status,
-            "fact": self.fact.to_json(),
-            "presumed": self.presumed,
-        }
-        if catalogue is not None:
-            data["question"] = catalogue.question(self.condition.kind)
-        return data
 
 
 @dataclass(frozen=True)
@@ -185,17 +119,6 @@ class NormCheck:
     @property
     def presumed(self) -> list[ConditionCheck]:
         return [c for c in self.conditions if c.presumed]
-
-    def to_json(self, catalogue: Catalogue | None = None) -> dict[str, Any]:
-        return {
-            "node": self.reading.node,
-            "norm_type": self.reading.norm_type,
-            "summary": self.reading.summary,
-            "status": self.status,
-            "fits": self.fits,
-            "conditions": [c.to_json(catalogue) for c in self.conditions],
-            **({"set_aside": self.set_aside} if self.set_aside else {}),
-        }
 
 
 @dataclass(frozen=True)
@@ -241,7 +164,7 @@ class Checklist:
     as stated, and ``turns`` says what would change it).
     """
 
-    flow: FlowFacts
+    flow: Flow
     applicability: Applicability
     prohibitions: tuple[NormCheck, ...]
     candidates: tuple[NormCheck, ...]
@@ -251,25 +174,6 @@ class Checklist:
     turns: tuple[Turn, ...] = ()
     rule: UnknownRule = UnknownRule.STATED
     decided: bool = True
-
-    def to_json(self, catalogue: Catalogue | None = None) -> dict[str, Any]:
-        return {
-            "flow": self.flow.summary,
-            "spans": dict(self.flow.spans),
-            "sender_roles": sorted(self.flow.sender_roles),
-            "recipient_roles": sorted(self.flow.recipient_roles),
-            "information": sorted(self.flow.information),
-            "facts": [f.to_json() for f in self.flow.facts.values()],
-            "applicability": self.applicability.to_json(),
-            "prohibitions": [p.to_json(catalogue) for p in self.prohibitions],
-            "candidates": [c.to_json(catalogue) for c in self.candidates],
-            "verdict": self.label,
-            "rests_on": list(self.rests_on),
-            "explanation": self.explanation,
-            "would_change": [t.to_json() for t in self.turns],
-            "rule": self.rule.value,
-            "decided": self.decided,
-        }
 
 
 # --------------------------------------------------------------------------- fit
@@ -294,7 +198,7 @@ def information_fits(reading: Reading, information: frozenset[str]) -> bool:
 
 
 def _condition(
-    condition: Condition, flow: FlowFacts, rule: UnknownRule, presumed: frozenset[str]
+    condition: Condition, flow: Flow, rule: UnknownRule, presumed: frozenset[str]
 ) -> ConditionCheck:
     fact = flow.fact(condition.kind)
     if fact.value is not None:
@@ -316,7 +220,7 @@ def _status(condition: Condition, holds: bool) -> Status:
 
 def check_norm(
     reading: Reading,
-    flow: FlowFacts,
+    flow: Flow,
     rule: UnknownRule = UnknownRule.STATED,
     presumed: frozenset[str] | None = None,
     fits: str = "",
@@ -395,7 +299,7 @@ def _order(check: NormCheck) -> tuple[int, int, int, int, int]:
     return (rank, broad, len(check.unmet), len(check.unknown), len(check.presumed))
 
 
-def applicability(flow: FlowFacts) -> Applicability:
+def applicability(flow: Flow) -> Applicability:
     """Not covered when the case states that no covered party acts on protected health
     information; covered otherwise (the checklist then looks for a permission)."""
     reasons = {
@@ -443,14 +347,18 @@ def sender_roles_for_permissions(roles: frozenset[str]) -> frozenset[str]:
     return roles
 
 
-def candidates(catalogue: Catalogue, flow: FlowFacts) -> list[tuple[Reading, str]]:
+def candidates(catalogue: Catalogue, flow: Flow) -> list[tuple[Reading, str]]:
     """The permissions whose sender and recipient roles and information fit the flow."""
     out: list[tuple[Reading, str]] = []
     senders = sender_roles_for_permissions(flow.sender_roles)
     for reading in catalogue.permissions():
         sender = roles_fit(reading.sender_roles, senders) if flow.sender_roles else ANY
         recipient = roles_fit(reading.recipient_roles, flow.recipient_roles or frozenset())
-        if sender is None or recipient is None or not information_fits(reading, flow.information):
+        if (
+            sender is None
+            or recipient is None
+            or not information_fits(reading, flow.information_types)
+        ):
             continue
         out.append((reading, f"sender: {sender}; recipient: {recipient}"))
     return out
@@ -458,7 +366,7 @@ def candidates(catalogue: Catalogue, flow: FlowFacts) -> list[tuple[Reading, str
 
 def decide(
     catalogue: Catalogue,
-    flow: FlowFacts,
+    flow: Flow,
     rule: UnknownRule = UnknownRule.STATED,
     presumed: frozenset[str] | None = None,
 ) -> Checklist:
@@ -484,7 +392,11 @@ def decide(
             continue
         sender = roles_fit(reading.sender_roles, flow.sender_roles) if flow.sender_roles else ANY
         recipient = roles_fit(reading.recipient_roles, flow.recipient_roles)
-        if sender is None or recipient is None or not information_fits(reading, flow.information):
+        if (
+            sender is None
+            or recipient is None
+            or not information_fits(reading, flow.information_types)
+        ):
             continue
         check = check_norm(reading, flow, UnknownRule.STRICT, frozenset(), "")
         if _triggered(check):
@@ -586,7 +498,7 @@ def decide(
     )
 
 
-def derive_facts(flow: FlowFacts, kinds: Mapping[str, ConditionKind]) -> FlowFacts:
+def derive_facts(flow: Flow, kinds: Mapping[str, ConditionKind]) -> Flow:
     """The flow with the facts of derived kinds (``ConditionKind.derived_from``) that the case
     states through their base kind: "more than the minimum necessary" is "minimum necessary"
     stated false. A derived kind the case states directly keeps its own fact."""
@@ -737,12 +649,11 @@ def half_read(checklist: Checklist) -> bool:
     unmet). Such a reading says little: usually a clause of the story that is no flow ("we hand
     every worker a written notice")."""
     flow = checklist.flow
-    information = flow.spans.get("information")
     complete = (
-        "recipient" in flow.spans
-        and bool(flow.information)
-        and isinstance(information, Mapping)
-        and not information.get("borrowed")
+        flow.recipient is not None
+        and bool(flow.information_types)
+        and flow.information is not None
+        and not flow.borrowed
     )
     return (
         not complete
@@ -761,7 +672,7 @@ def combine(checklists: Sequence[Checklist]) -> Checklist | None:
     full = [c for c in checklists if not half_read(c)]
     if not any(c.label in ("prohibit", "permit") for c in full):
         full = list(checklists)
-    asked = [c for c in full if c.flow.spans.get("verb", {}).get("question")]
+    asked = [c for c in full if c.flow.question]
     if asked:
         full = asked  # "... Can we send it to her?": the question names the flow to judge
     for label in ("prohibit", "permit", "not_applicable"):

@@ -35,14 +35,13 @@ from typing import Any
 
 from privacy_checklist.reasoning.checklist.decide import (
     Checklist,
-    Fact,
-    FlowFacts,
     NormCheck,
     combine,
     decide,
     presumed_kinds,
 )
 from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.checklist.report import Answer, Question
 from privacy_checklist.reasoning.llm.client import Client, Message
 from privacy_checklist.reasoning.llm.prompting import (
     Call,
@@ -54,6 +53,7 @@ from privacy_checklist.reasoning.llm.prompting import (
     text_field,
 )
 from privacy_checklist.reasoning.llm.prompting import field as json_field
+from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.verdict import REQUEST_FAILURE, Verdict
 
 NAME = "checklist-llm"
@@ -86,48 +86,6 @@ TIERS = (
 )
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "`": "'"})
 _WORD = re.compile(r"[A-Za-z0-9]{2,}")
-
-
-@dataclass(frozen=True)
-class Question:
-    """One fact asked of the model: which flow, which key, why, and the question's words."""
-
-    flow: int
-    key: str
-    question: str
-    why: str
-
-    @property
-    def step(self) -> str:
-        return f"fact {self.flow + 1} {self.key}"
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the model said and what was made of it (``fact`` is None when not accepted)."""
-
-    question: Question
-    answer: str | None
-    evidence: str
-    fact: Fact | None
-    problem: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "flow": self.question.flow + 1,
-            "key": self.question.key,
-            "question": self.question.question,
-            "why": self.question.why,
-            "step": self.question.step,
-            "answer": self.answer,
-            "evidence": self.evidence,
-            "accepted": self.fact is not None,
-        }
-        if self.fact is not None:
-            data["fact"] = self.fact.to_json()
-        if self.problem:
-            data["problem"] = self.problem
-        return data
 
 
 # --------------------------------------------------------------------------- which questions
@@ -363,7 +321,7 @@ def contradictions(answers: Sequence[Answer]) -> list[Answer]:
     ]
 
 
-def with_facts(flow: FlowFacts, facts: Sequence[Fact]) -> FlowFacts:
+def with_facts(flow: Flow, facts: Sequence[Fact]) -> Flow:
     """``flow`` with the facts it leaves unknown set (a stated fact is never overridden)."""
     merged = dict(flow.facts)
     for fact in facts:
@@ -396,7 +354,7 @@ class ChecklistLLMReasoner(ChecklistReasoner):
             return APPLICABILITY_QUESTIONS[key]
         return self.catalogue.question(key) if key in self.catalogue.kinds else ""
 
-    def request(self, text: str, flow: FlowFacts, question: Question) -> list[Message]:
+    def request(self, text: str, flow: Flow, question: Question) -> list[Message]:
         """The messages of one question: the case and the flow fenced, the question not."""
         return messages(
             STEP,
@@ -420,7 +378,7 @@ class ChecklistLLMReasoner(ChecklistReasoner):
 
         assert self.reader is not None and self.catalogue is not None and self.client is not None
         text = check_query(text)
-        flows = self.reader.read(text)
+        flows = self.reader.read(text).flows
         first = [decide(self.catalogue, flow, self.rule) for flow in flows]
         questions = open_questions(first, self.question, self.max_questions)
         trace = Trace(self.client)
@@ -465,11 +423,13 @@ class ChecklistLLMReasoner(ChecklistReasoner):
         verdict.raw = _raw(calls)
         verdict.llm = llm
         verdict.calls = trace.calls
-        asked = [a.to_json() for a in answers]
         if verdict.checklist is not None:
-            verdict.checklist["asked"] = asked
-            verdict.checklist["before_llm"] = before.label if before is not None else None
-        verdict.details = {"asked": asked}
+            verdict.checklist = replace(
+                verdict.checklist,
+                asked=tuple(answers),
+                before_llm=before.label if before is not None else None,
+            )
+        verdict.details = {"asked": [a.to_json() for a in answers]}
         return verdict
 
     def settings(self) -> dict[str, Any]:

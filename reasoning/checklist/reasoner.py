@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.conditions import Catalogue, Reading, load_catalogue
@@ -26,7 +26,9 @@ from privacy_checklist.reasoning.checklist.decide import (
     decide,
     presumed_kinds,
 )
+from privacy_checklist.reasoning.checklist.report import CaseReport, FlowReport
 from privacy_checklist.reasoning.learned.blend import LONG_CHARS, Blend, is_long, model_path
+from privacy_checklist.reasoning.reading.types import Part
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 
@@ -81,7 +83,7 @@ class ChecklistReasoner:
     def checklists(self, text: str) -> list[Checklist]:
         """The checklist of every flow read in ``text``."""
         assert self.reader is not None and self.catalogue is not None
-        return [decide(self.catalogue, flow, self.rule) for flow in self.reader.read(text)]
+        return [decide(self.catalogue, flow, self.rule) for flow in self.reader.read(text).flows]
 
     def check(self, text: str) -> Verdict:
         """The verdict on a narrative.
@@ -120,18 +122,21 @@ class ChecklistReasoner:
             f"{weighed.label} ({probabilities})."
         )
         assert verdict.checklist is not None
-        checklist = {**verdict.checklist, "blend": weighed.to_json()}
         if weighed.label == weighed.checklist_label:
             verdict.reasoning.insert(0, said)
             verdict.probabilities = weighed.probabilities
-            verdict.checklist = checklist
+            verdict.checklist = replace(verdict.checklist, blend=weighed)
             return verdict
         nodes = self._support(checklists, weighed.label)
-        checklist["verdict"] = weighed.label
-        checklist["rests_on"] = nodes
-        checklist["explanation"] = (
-            f"{LABEL_WORDS[weighed.label]} on balance ({said[:-1]}). The checklist alone: "
-            f"{verdict.checklist.get('explanation', '')}"
+        checklist = replace(
+            verdict.checklist,
+            blend=weighed,
+            label=weighed.label,
+            rests_on=tuple(nodes),
+            explanation=(
+                f"{LABEL_WORDS[weighed.label]} on balance ({said[:-1]}). The checklist alone: "
+                f"{verdict.checklist.explanation}"
+            ),
         )
         return Verdict(
             label=Label(weighed.label),
@@ -186,15 +191,14 @@ class ChecklistReasoner:
                 label=Label.NOT_APPLICABLE,
                 method=self.name,
                 reasoning=[NO_FLOW, note],
-                checklist={
-                    "verdict": Label.NOT_APPLICABLE.value,
-                    "decided": False,
-                    "explanation": NO_FLOW,
-                    "rule": self.rule.value,
-                    "parser": self.parser,
-                    "flows": [],
-                },
+                checklist=CaseReport(
+                    label=Label.NOT_APPLICABLE.value,
+                    explanation=NO_FLOW,
+                    rule=self.rule.value,
+                    parser=self.parser,
+                ),
             )
+        reports = [FlowReport.of(c, self.catalogue) for c in checklists]
         norms = [self._cited(node) for node in case.rests_on]
         reasoning = [case.explanation, *(t.text for t in case.turns), note]
         others = [c for c in checklists if c is not case]
@@ -209,17 +213,22 @@ class ChecklistReasoner:
             method=self.name,
             norms=norms,
             reasoning=reasoning,
-            roles={
-                "sender": ", ".join(sorted(case.flow.sender_roles)),
-                "recipient": ", ".join(sorted(case.flow.recipient_roles)),
-            },
-            hipaa_types={"information": ", ".join(sorted(case.flow.information))},
-            flows=[_flow_json(c) for c in checklists],
-            checklist={
-                **case.to_json(self.catalogue),
-                "parser": self.parser,
-                "flows": [c.to_json(self.catalogue) for c in checklists],
-            },
+            roles=_words_of(
+                (case.flow.sender_roles, case.flow.sender),
+                (case.flow.recipient_roles, case.flow.recipient),
+            ),
+            hipaa_types=_words_of((case.flow.information_types, case.flow.information)),
+            flows=[c.flow for c in checklists],
+            checklist=CaseReport(
+                label=case.label,
+                explanation=case.explanation,
+                rule=case.rule.value,
+                parser=self.parser,
+                flows=tuple(reports),
+                deciding=next(r for c, r in zip(checklists, reports, strict=True) if c is case),
+                rests_on=case.rests_on,
+                decided=case.decided,
+            ),
         )
 
     def _cited(self, node: str) -> CitedNorm:
@@ -298,8 +307,14 @@ def catalogue_of(kb: KnowledgeBase) -> Catalogue:
     return Catalogue(kinds=base.kinds, readings=readings)
 
 
-def _flow_json(checklist: Checklist) -> dict[str, Any]:
-    """A flow in the shape the CLI and the browser show flows in (parts with spans)."""
-    spans = dict(checklist.flow.spans)
-    spans.setdefault("summary", checklist.flow.summary)
-    return spans
+def _words_of(*read: tuple[frozenset[str], Part | None]) -> dict[str, str]:
+    """Each role (or information type) read, with the words of the case it was read from (the
+    shape every method's ``Verdict.roles`` and ``hipaa_types`` take); a term two parts reach
+    names both."""
+    out: dict[str, list[str]] = {}
+    for terms, part in read:
+        for term in sorted(terms):
+            words = out.setdefault(term, [])
+            if part is not None and part.text not in words:
+                words.append(part.text)
+    return {term: "; ".join(words) for term, words in out.items()}

@@ -35,8 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts, decide
+from privacy_checklist.reasoning.checklist.decide import decide
 from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan, identifier_types
+from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.text import data_path
 
 if TYPE_CHECKING:
@@ -343,7 +344,7 @@ class _Context:
     sender: str
     to: str
     purpose: PurposeReading
-    flow: FlowFacts
+    flow: Flow
     verdict: Verdict
     permitted: bool | None
     rests: str
@@ -509,7 +510,7 @@ class Guard:
 
     def flow(
         self, sender: str, to: str, purpose: PurposeReading, identifiers: bool
-    ) -> tuple[Verdict, FlowFacts]:
+    ) -> tuple[Verdict, Flow]:
         """The flow the message makes and the checklist reasoner's verdict on it: the sender's
         and the recipient's roles from the role graph (the sender, unless the person says
         otherwise, is their own covered entity), the condition the purpose states (treatment,
@@ -539,10 +540,10 @@ class Guard:
         if purpose.key == "individual":
             recipient_roles |= {"individual"}
         said = purpose.words or spec.get("label") or "purpose not read"
-        flow = FlowFacts(
+        flow = Flow(
             sender_roles=sender_roles | {"covered entity"},
             recipient_roles=recipient_roles,
-            information=frozenset({"protected health information"}),
+            information_types=frozenset({"protected health information"}),
             facts=facts,
             summary=f"{sender} -> {to or '(recipient not given)'}: {said}",
         )
@@ -550,7 +551,7 @@ class Guard:
         return self.reasoner.verdict([checklist]), flow
 
     def permission(
-        self, purpose: PurposeReading, flow: FlowFacts, text: str = ""
+        self, purpose: PurposeReading, flow: Flow, text: str = ""
     ) -> tuple[bool | None, str, str]:
         """Whether a condition the purpose needs is stated (None: the purpose needs none),
         the norm it rests on and the condition's kind: a fact of the flow, or the condition's
@@ -1284,13 +1285,12 @@ def _tidy_once(text: str) -> str:
 
 
 def _explanation(verdict: Verdict) -> str:
-    checklist = verdict.checklist or {}
-    return str(checklist.get("explanation") or (verdict.reasoning or [""])[0])
+    if verdict.checklist is not None and verdict.checklist.explanation:
+        return verdict.checklist.explanation
+    return (verdict.reasoning or [""])[0]
 
 
-def _flow_json(
-    verdict: Verdict, flow: FlowFacts, permitted: bool | None, rests: str
-) -> dict[str, Any]:
+def _flow_json(verdict: Verdict, flow: Flow, permitted: bool | None, rests: str) -> dict[str, Any]:
     return {
         "summary": flow.summary,
         "verdict": verdict.label.value,

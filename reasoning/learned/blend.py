@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from privacy_checklist.reasoning.checklist.decide import Checklist, combine
+from privacy_checklist.reasoning.checklist.report import Weighed
 from privacy_checklist.reasoning.text import data_path
 
 if TYPE_CHECKING:
@@ -127,27 +127,6 @@ def checklist_features(checklists: Sequence[Checklist]) -> list[float]:
         for key in APPLICABILITY
     ]
     return values
-
-
-@dataclass(frozen=True)
-class Weighed:
-    """The learned layer's reading of a long case."""
-
-    label: str
-    probabilities: dict[str, float]
-    checklist_label: str
-    model: str
-    embed: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "probabilities": self.probabilities,
-            "checklist_label": self.checklist_label,
-            "long": True,
-            "model": self.model,
-            "embedding": self.embed,
-        }
 
 
 class Blend:

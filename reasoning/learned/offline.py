@@ -277,7 +277,7 @@ class OfflineReasoner:
             roles=evidence.roles,
             hipaa_types=evidence.hipaa_types,
             cues=evidence.cues,
-            flows=[flow.to_json() for flow in flows],
+            flows=flows,
             retrieved=retrieved or None,
         )
 

@@ -72,6 +72,7 @@ from privacy_checklist.reasoning.llm.prompting import (
     text_field,
 )
 from privacy_checklist.reasoning.llm.prompting import field as json_field
+from privacy_checklist.reasoning.reading.types import Flow
 from privacy_checklist.reasoning.verdict import (
     PARSE_FAILURE,
     REQUEST_FAILURE,
@@ -85,7 +86,6 @@ from privacy_checklist.retrieval.base import Hit, SearchIndex
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
     from privacy_checklist.kg.tree import RegulationTree
-    from privacy_checklist.reasoning.reading.flows import Flow
     from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
 
 from privacy_checklist.reasoning.methods import DEFAULT_K, llm_location
@@ -228,7 +228,7 @@ class Result:
     norms: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
-    flows: list[dict[str, Any]] = field(default_factory=list)
+    flows: list[Flow] = field(default_factory=list)
     retrieved: list[RetrievedNorm] | None = None
 
 
@@ -478,7 +478,7 @@ class Retrieved:
     context: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     reasoning: list[str] = field(default_factory=list)
-    flows: list[dict[str, Any]] = field(default_factory=list)
+    flows: list[Flow] = field(default_factory=list)
     failure: str | None = None
 
 
@@ -641,7 +641,7 @@ class CiEsContent(RetrievalMethod):
             note = f"CI extraction failed ({call.error}): retrieval reads the case alone"
         else:
             try:
-                flows, found = extractor.read(text, call.text)
+                flows, found = extractor.from_answer(text, call.text)
             except ValueError as exc:
                 note = f"CI extraction unreadable ({exc}): retrieval reads the case alone"
         terms: list[str] = []
@@ -675,7 +675,7 @@ class CiEsContent(RetrievalMethod):
             context=context,
             details={"characteristics": found, "ci_query_terms": terms},
             reasoning=reasoning,
-            flows=[flow.to_json() for flow in flows],
+            flows=flows,
         )
 
 

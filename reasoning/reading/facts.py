@@ -40,7 +40,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.reasoning.checklist.decide import Fact, FlowFacts
+from privacy_checklist.reasoning.reading.types import Fact, Flow, Part, Reading
 from privacy_checklist.reasoning.text import data_path
 
 if TYPE_CHECKING:
@@ -292,13 +292,14 @@ class Party:
     named_org: bool = False  # people of an organization named in their phrase
     org: str = ""  # the identity of the organization it acts for ("one of its therapists")
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "start": self.start,
-            "end": self.end,
-            "resolved": self.role or "no HIPAA role",
-        }
+    def part(self, resolved: str = "") -> Part:
+        """The party as a flow's part: resolved to ``resolved``, else its role."""
+        return Part(
+            text=self.text,
+            start=self.start,
+            end=self.end,
+            resolved=resolved or self.role or "no HIPAA role",
+        )
 
 
 @dataclass
@@ -1975,9 +1976,12 @@ class FactReader:
 
     # ----------------------------------------------------------------- reading
 
-    def read(self, narrative: str) -> list[FlowFacts]:
+    def read(self, narrative: str) -> Reading:
         """The flows of ``narrative`` (at most six, those with health information first), each
         with the facts the checklist asks, read from the narrative."""
+        return Reading(self._flows(narrative), reader=str(self.parser))
+
+    def _flows(self, narrative: str) -> list[Flow]:
         if not narrative.strip():
             return []
         if self.nlp is not None:
@@ -2462,14 +2466,14 @@ def _flows_of(
     hits: list[Hit],
     parsed: _Parsed | None,
     background: Sequence[Fact] = (),
-) -> list[FlowFacts]:
+) -> list[Flow]:
     owners = [e.owner for e in events if e.owner is not None]
     patient = _patient(owners, parsed)
     narrative_info = sorted(
         [i for e in events for i in e.information] + (parsed.health if parsed else []),
         key=lambda i: i[1],
     )
-    out: list[FlowFacts] = []
+    out: list[Flow] = []
     for event in kept:
         long_text = parsed is not None and len(parsed.sents) > LONG_TEXT
         if long_text:
@@ -2586,7 +2590,7 @@ def _flow_facts(
     patient: Party | None,
     narrative_info: list[tuple[str, int, int, str]],
     background: Sequence[Fact] = (),
-) -> FlowFacts:
+) -> Flow:
     """The facts of one flow: what its words, its sentence and the background state, what
     its parties' roles state, and its applicability."""
     sender, recipient = event.sender, event.recipient
@@ -2601,36 +2605,28 @@ def _flow_facts(
     _derived(facts)
     types = _information_types(facts, information, sender)
     recipient_roles = _recipient_roles(reader, facts, sender, recipient, owner, individual)
-    spans: dict[str, Any] = {"verb": {"text": event.verb, "start": event.start, "end": event.end}}
-    if event.question and event.kind in ("disclose", "contact", "use"):
-        spans["verb"]["question"] = True
-    if event.case:
-        spans["verb"]["case"] = True  # no clause read: the case as one flow
-    if sender is not None:
-        spans["sender"] = sender.to_json()
-    if recipient is not None:
-        spans["recipient"] = recipient.to_json() | (
-            {"resolved": "individual"} if individual else {}
-        )
-    if information:
-        kind, start, end, text = information[0]
-        spans["information"] = {"text": text, "start": start, "end": end, "resolved": kind}
-        if not event.information:
-            spans["information"]["borrowed"] = True  # named near the flow, not by its words
-    if owner is not None:
-        spans["subject"] = owner.to_json() | {"resolved": "individual"}
     summary = (
         f"{sender.text if sender else '(someone)'} {event.verb} "
         f"{information[0][3] if information else 'information'}"
         f" to {recipient.text if recipient else '(someone)'}"
     )
-    return FlowFacts(
+    first = information[0] if information else None
+    return Flow(
+        sender=sender.part() if sender is not None else None,
+        recipient=recipient.part("individual" if individual else "") if recipient else None,
+        subject=owner.part("individual") if owner is not None else None,
+        information=Part(text=first[3], start=first[1], end=first[2], resolved=first[0])
+        if first is not None
+        else None,
+        verb=Part(text=event.verb, start=event.start, end=event.end),
         sender_roles=sender.roles if sender else frozenset(),
         recipient_roles=recipient_roles,
-        information=types,
+        information_types=types,
         facts=facts.facts(),
         summary=summary,
-        spans=spans,
+        question=event.question and event.kind in ("disclose", "contact", "use"),
+        whole_case=event.case,
+        borrowed=first is not None and not event.information,
     )
 
 

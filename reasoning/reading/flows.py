@@ -16,7 +16,6 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,8 +24,11 @@ from privacy_checklist.kg.attributes import information_type
 from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
 from privacy_checklist.kg.norms import Cues
+from privacy_checklist.reasoning.reading.types import Flow, Part, Reading
 from privacy_checklist.reasoning.text import data_path
 
+#: What the flows of :class:`FlowExtractor` say read them.
+READER = "flow patterns"
 #: A cue lexicon: (name, pattern) pairs, the first found naming what a part resolves to.
 CueList = Iterable[tuple[str, re.Pattern[str]]]
 
@@ -127,47 +129,6 @@ EDGE_WORDS = frozenset({"without", "with", "because", "after", "before", "about"
 CONSENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.I)) for name, pattern in _CUES["consent"]
 )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Part:
-    """A part of a flow: the words, their span in the narrative, and what they resolve to."""
-
-    text: str
-    start: int
-    end: int
-    resolved: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "start": self.start, "end": self.end, "resolved": self.resolved}
-
-
-@dataclass(kw_only=True)
-class Flow:
-    """The Contextual Integrity tuple of one flow of a case."""
-
-    sender: Part | None = None
-    recipient: Part | None = None
-    subject: Part | None = None
-    information: Part | None = None
-    purpose: Part | None = None
-    consent: Part | None = None
-    verb: Part | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            key: (getattr(self, key).to_json() if getattr(self, key) else None)
-            for key in (
-                "sender",
-                "recipient",
-                "subject",
-                "information",
-                "purpose",
-                "consent",
-                "verb",
-            )
-        }
 
 
 def _first_cue(cues: CueList, text: str, offset: int) -> Part | None:
@@ -340,6 +301,11 @@ class FlowExtractor:
                 )
             )
         return flows
+
+    def read(self, text: str) -> Reading:
+        """The flows of a narrative (a :class:`~privacy_checklist.reasoning.reading.types.
+        Reader`: the tuple of each, no facts)."""
+        return Reading(self.extract(text), reader=READER)
 
     def main_flow(self, narrative: str) -> Flow | None:
         """The flow with the most parts read (ties: the first)."""

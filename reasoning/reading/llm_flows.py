@@ -3,8 +3,8 @@
 The model gets the case (fenced as data) and the characteristics of Contextual Integrity
 (sender and sender role, recipient and recipient role, subject and subject role, information
 type, purpose, consent) for each flow, the main one first (prompt ``ci_extract.v1.txt``). Its
-answer is mapped onto the offline extractor's
-:class:`~privacy_checklist.reasoning.reading.flows.Flow`:
+answer is mapped onto the one flow type,
+:class:`~privacy_checklist.reasoning.reading.types.Flow`:
 each part's text is the phrase the model gave, its span where that phrase occurs in the
 narrative (case-insensitive; else ``-1, -1``), and what it resolves to: parties through the
 role graph's resolver (the role phrase first, then the name), information through the
@@ -22,8 +22,16 @@ from privacy_checklist.kg.attributes import information_type
 from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.norms import Cues
 from privacy_checklist.reasoning.llm.client import Client, Message, json_objects
-from privacy_checklist.reasoning.llm.prompting import Call, Trace, fence, field, messages
-from privacy_checklist.reasoning.reading.flows import CONSENT, CueList, Flow, Part
+from privacy_checklist.reasoning.llm.prompting import (
+    Call,
+    Trace,
+    client_name,
+    fence,
+    field,
+    messages,
+)
+from privacy_checklist.reasoning.reading.flows import CONSENT, CueList
+from privacy_checklist.reasoning.reading.types import Flow, Part, Reading
 
 STEP = "ci_extract"
 MAX_FLOWS = 5
@@ -121,7 +129,12 @@ class LLMFlowExtractor:
         self._calls.update(zip(todo, calls, strict=True))
 
     # ---------------------------------------------------------------- reading
-    def read(self, narrative: str, answer: str) -> tuple[list[Flow], list[dict[str, str]]]:
+    def read(self, text: str) -> Reading:
+        """The flows of a narrative as the model reads them (a :class:`~privacy_checklist.
+        reasoning.reading.types.Reader`); none when the model failed."""
+        return Reading(self.extract(text), reader=client_name(self.client))
+
+    def from_answer(self, narrative: str, answer: str) -> tuple[list[Flow], list[dict[str, str]]]:
         """Flows and their raw characteristics from an answer.
 
         Raises:
@@ -138,7 +151,6 @@ class LLMFlowExtractor:
             information=self._information(narrative, c["information_type"]),
             purpose=self._cue(narrative, c["purpose"], self.cues.purposes),
             consent=self._consent(narrative, c["consent"]),
-            extra={"characteristics": c},
         )
 
     def extract(self, narrative: str) -> list[Flow]:
@@ -148,7 +160,7 @@ class LLMFlowExtractor:
             self.failures.append((narrative[:60], call.error or "no answer"))
             return []
         try:
-            return self.read(narrative, call.text)[0]
+            return self.from_answer(narrative, call.text)[0]
         except ValueError as exc:
             self.failures.append((narrative[:60], str(exc)))
             return []

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from privacy_checklist.app.samples import DEMO_CASE
 from privacy_checklist.app.ui.pages import check
+from privacy_checklist.reasoning.reading.types import Flow, Part
 from tests.scripted_llm import ScriptedLLM
 
 TIMEOUT = 120  # the first check loads the embedding model
@@ -176,12 +177,12 @@ def test_highlight_escapes_the_narrative() -> None:
     text = "Dr. <b>Lee</b> & co sent $5 of records\n\nto the <script>police</script>."
     start = text.index("<b>Lee</b>")
     flows = [
-        {
-            "sender": {"text": "<b>Lee</b>", "start": start, "end": start + 10, "resolved": "x"},
-            "recipient": {"text": "police", "start": -1, "end": -1, "resolved": ""},
-            "information": {"text": "not in it", "start": -1, "end": -1, "resolved": ""},
-            "verb": {"text": "sent", "start": 200, "end": 204, "resolved": ""},  # stale span
-        }
+        Flow(
+            sender=Part(text="<b>Lee</b>", start=start, end=start + 10, resolved="x"),
+            recipient=Part(text="police", start=-1, end=-1),
+            information=Part(text="not in it", start=-1, end=-1),
+            verb=Part(text="sent", start=200, end=204),  # a stale span
+        )
     ]
     out = check.highlight_html(text, flows)
     assert "<b>" not in out and "<script>" not in out

@@ -33,7 +33,11 @@ from privacy_checklist.reasoning.methods import DEFAULT_METHOD, OFFLINE_METHODS
 from privacy_checklist.reasoning.verdict import CitedNorm, Reasoner, Verdict
 
 if TYPE_CHECKING:
+    from privacy_checklist.kg.conditions import Condition
+    from privacy_checklist.reasoning.checklist.decide import Turn
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.checklist.report import CaseReport, FlowReport, NormReport
+    from privacy_checklist.reasoning.reading.types import Fact, Flow, Part
 
 PART_KINDS = ("sender", "recipient", "subject", "information", "purpose", "consent", "verb")
 PART_COLORS = {
@@ -108,19 +112,13 @@ def _snippet(text: Any, width: int = SNIPPET) -> str:
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
-def part_span(text: str, part: Any) -> tuple[int, int] | None:
+def part_span(text: str, part: Part | None) -> tuple[int, int] | None:
     """Where a flow part's words are in the narrative: its own span when it holds those words,
     else their first occurrence, else None (not in the text)."""
-    if not isinstance(part, dict):
+    if part is None:
         return None
-    words = str(part.get("text") or "")
-    start, end = part.get("start"), part.get("end")
-    if (
-        isinstance(start, int)
-        and isinstance(end, int)
-        and 0 <= start < end <= len(text)
-        and (not words or text[start:end] == words)
-    ):
+    words, start, end = part.text, part.start, part.end
+    if 0 <= start < end <= len(text) and (not words or text[start:end] == words):
         return start, end
     if words.strip():
         found = text.find(words)
@@ -141,38 +139,27 @@ def _html_text(text: str) -> str:
     return html.escape(text).replace("$", "&#36;").replace("\r\n", "\n").replace("\n", "<br>")
 
 
-def highlight_html(
-    text: str, flows: Sequence[dict[str, Any]], facts: Sequence[dict[str, Any]] = ()
-) -> str:
+def highlight_html(text: str, flows: Sequence[Flow], facts: Sequence[Fact] = ()) -> str:
     """The narrative as HTML with each flow part's words in a coloured ``<mark>`` (one colour
     per kind of part; the innermost part wins where they overlap; the tooltip names them all),
-    and the words of each of ``facts`` (the checklist's, with a ``span``) in the fact colour.
+    and the words of each of ``facts`` (the checklist's, with a span) in the fact colour.
     Everything from the narrative is HTML-escaped."""
     spans: dict[tuple[int, int, str], list[str]] = {}
     for fact in facts:
-        span = fact.get("span") if isinstance(fact, dict) else None
-        if not (isinstance(span, list | tuple) and len(span) == 2):
+        if not 0 <= fact.start < fact.end <= len(text):
             continue
-        start, end = span
-        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
-            continue
-        value = fact.get("value")
-        said = "yes" if value else "no" if value is False else "?"
-        spans.setdefault((start, end, FACT), []).append(
-            f"{str(fact.get('key', '')).replace('_', ' ')}: {said}"
-            + (f" ({fact['source']})" if fact.get("source") else "")
+        said = "yes" if fact.value else "no" if fact.value is False else "?"
+        spans.setdefault((fact.start, fact.end, FACT), []).append(
+            f"{fact.key.replace('_', ' ')}: {said}" + (f" ({fact.source})" if fact.source else "")
         )
     for number, flow in enumerate(flows, start=1):
-        if not isinstance(flow, dict):
-            continue
-        for kind in PART_KINDS:
-            part = flow.get(kind)
+        for kind, part in flow.parts().items():
             where = part_span(text, part)
-            if where is None or not isinstance(part, dict):
+            if where is None:
                 continue
-            resolved = str(part.get("resolved") or "")
             spans.setdefault((*where, kind), []).append(
-                f"{part_name(kind)} (flow {number})" + (f": {resolved}" if resolved else "")
+                f"{part_name(kind)} (flow {number})"
+                + (f": {part.resolved}" if part.resolved else "")
             )
     bounds = sorted({0, len(text), *(s[0] for s in spans), *(s[1] for s in spans)})
     out = []
@@ -196,32 +183,28 @@ def legend_html(kinds: Sequence[str] = PART_KINDS) -> str:
     return " ".join(_mark(kind, part_name(kind), part_name(kind)) for kind in kinds)
 
 
-def flow_table(flow: dict[str, Any], text: str | None = None) -> str:
+def flow_table(flow: Flow, text: str | None = None) -> str:
     """A Markdown table of one flow's parts: the words, the law's term, where they are."""
     rows = ["| part | words in the case | the law's term | where |", "|---|---|---|---|"]
-    for kind in PART_KINDS:
-        part = flow.get(kind)
-        if not isinstance(part, dict) or not str(part.get("text") or "").strip():
+    for kind, part in flow.parts().items():
+        if not part.text.strip():
             continue
         span: tuple[int, int] | None = None
         if text is not None:
             span = part_span(text, part)
-        else:
-            start, end = part.get("start"), part.get("end")
-            if isinstance(start, int) and isinstance(end, int) and start >= 0:
-                span = (start, end)
+        elif part.start >= 0:
+            span = (part.start, part.end)
         where = f"{span[0]}–{span[1]}" if span else "not in the text"
-        resolved = _flat(part.get("resolved"))
+        resolved = _flat(part.resolved)
         rows.append(
-            f"| {part_name(kind)} | {common.md_escape(_flat(part.get('text')))} | "
+            f"| {part_name(kind)} | {common.md_escape(_flat(part.text))} | "
             f"{common.md_escape(resolved) if resolved else '—'} | {where} |"
         )
     return "\n".join(rows) if len(rows) > 2 else "_No part of this flow was read._"
 
 
-def flow_title(number: int, flow: dict[str, Any]) -> str:
-    verb = flow.get("verb") if isinstance(flow, dict) else None
-    said = _flat(verb.get("text")) if isinstance(verb, dict) else ""
+def flow_title(number: int, flow: Flow) -> str:
+    said = _flat(flow.verb.text) if flow.verb is not None else ""
     return f"Flow {number}" + (f": “{common.md_escape(said)}”" if said else "")
 
 
@@ -288,23 +271,21 @@ def report_markdown(
     if not found.flows:
         out.append("No flow was read from the case.")
     for number, flow in enumerate(found.flows, start=1):
-        said = flow.get("verb")
-        verb = said if isinstance(said, dict) else {}
+        verb = flow.verb.text if flow.verb is not None else ""
         out += [
-            f"### Flow {number}" + (f": “{_flat(verb.get('text'))}”" if verb.get("text") else ""),
+            f"### Flow {number}" + (f": “{_flat(verb)}”" if verb else ""),
             "",
             "| part | words in the case | the law's term | where |",
             "|---|---|---|---|",
         ]
-        for kind in PART_KINDS:
-            part = flow.get(kind)
-            if not isinstance(part, dict) or not str(part.get("text") or "").strip():
+        for kind, part in flow.parts().items():
+            if not part.text.strip():
                 continue
             span = part_span(text, part)
             cells = [
                 part_name(kind),
-                _flat(part.get("text")).replace("|", "\\|"),
-                _flat(part.get("resolved")).replace("|", "\\|") or "—",
+                _flat(part.text).replace("|", "\\|"),
+                _flat(part.resolved).replace("|", "\\|") or "—",
                 f"{span[0]}–{span[1]}" if span else "not in the text",
             ]
             out.append("| " + " | ".join(cells) + " |")
@@ -337,64 +318,52 @@ def report_markdown(
     return "\n".join(out).rstrip() + "\n"
 
 
-def _fact_words(fact: Any, text: str) -> str:
-    if not isinstance(fact, dict) or fact.get("value") is None:
+def _fact_words(fact: Fact, text: str) -> str:
+    if fact.value is None:
         return "not stated"
-    span = fact.get("span")
-    words = str(fact.get("evidence") or "")
-    if isinstance(span, list) and len(span) == 2 and 0 <= span[0] < span[1] <= len(text):
-        words = text[span[0] : span[1]]
-        words += f" ({span[0]}–{span[1]})"
-    return ("yes" if fact["value"] else "no") + (f": “{_flat(words)}”" if words else "")
+    words = fact.evidence
+    if 0 <= fact.start < fact.end <= len(text):
+        words = text[fact.start : fact.end] + f" ({fact.start}–{fact.end})"
+    return ("yes" if fact.value else "no") + (f": “{_flat(words)}”" if words else "")
 
 
-def checklist_markdown(checklist: Mapping[str, Any], text: str) -> list[str]:
+def checklist_markdown(checklist: CaseReport, text: str) -> list[str]:
     """The checklist as Markdown lines for the report: each flow's applicability, prohibitions
     met and first candidates with their conditions, then what would change the verdict."""
     out = ["## The checklist", ""]
-    flows = [f for f in checklist.get("flows") or [] if isinstance(f, dict)]
-    if not flows:
+    if not checklist.flows:
         out.append("No flow of health information was read from the case.")
-    for number, flow in enumerate(flows, start=1):
-        where = flow.get("applicability") if isinstance(flow.get("applicability"), dict) else {}
-        applies = bool((where or {}).get("applies", True))
+    for number, flow in enumerate(checklist.flows, start=1):
+        where = flow.applicability
         out += [
-            f"### Flow {number}: {_flat(flow.get('flow'))} ({label_text(flow.get('verdict'))})",
+            f"### Flow {number}: {_flat(flow.flow.summary)} ({label_text(flow.label)})",
             "",
-            f"- Applicability: {'covered' if applies else 'not covered'} by HIPAA: "
-            f"{_flat((where or {}).get('reason'))}",
+            f"- Applicability: {'covered' if where.applies else 'not covered'} by HIPAA: "
+            f"{_flat(where.reason)}",
         ]
-        if not applies:
+        if not where.applies:
             out.append("")
             continue
-        prohibitions = [p for p in flow.get("prohibitions") or [] if isinstance(p, dict)]
         out.append(
-            "- Prohibitions met: " + (", ".join(str(p.get("node")) for p in prohibitions) or "none")
+            "- Prohibitions met: " + (", ".join(p.node for p in flow.prohibitions) or "none")
         )
-        candidates = [c for c in flow.get("candidates") or [] if isinstance(c, dict)]
-        out.append(f"- Candidate permissions: {len(candidates)}")
-        for check in candidates[:TOP_CANDIDATES]:
-            status = str(check.get("status"))
+        out.append(f"- Candidate permissions: {len(flow.candidates)}")
+        for check in flow.candidates[:TOP_CANDIDATES]:
             out.append(
-                f"  - {MARKS.get(status, '?')} **{check.get('node')}** ({status}): "
-                f"{_flat(check.get('summary'))}"
+                f"  - {MARKS.get(check.status, '?')} **{check.node}** ({check.status}): "
+                f"{_flat(check.summary)}"
             )
-            for condition in check.get("conditions") or []:
-                if not isinstance(condition, dict):
-                    continue
-                state = str(condition.get("status"))
-                kind = str(condition.get("kind") or "?").replace("_", " ")
-                mode = str(condition.get("mode") or "required")
-                presumed = ", presumed" if condition.get("presumed") else ""
+            for condition in check.conditions:
+                law = condition.condition
+                presumed = ", presumed" if condition.presumed else ""
                 out.append(
-                    f"    - {MARKS.get(state, '?')} {kind} ({mode}{presumed}): the case: "
-                    f"{_fact_words(condition.get('fact'), text)}; the law: "
-                    f"“{_flat(condition.get('quote'))}” ({condition.get('node')})"
+                    f"    - {MARKS.get(condition.status, '?')} {law.kind.replace('_', ' ')} "
+                    f"({law.mode}{presumed}): the case: {_fact_words(condition.fact, text)}; "
+                    f"the law: “{_flat(law.quote)}” ({law.node})"
                 )
         out.append("")
     out += ["### What would change it", ""]
-    turns = [t for t in checklist.get("would_change") or [] if isinstance(t, dict)]
-    out += [f"- {_flat(t.get('text'))}" for t in turns] or ["Nothing the case leaves open."]
+    out += [f"- {_flat(t.text)}" for t in checklist.turns] or ["Nothing the case leaves open."]
     return out
 
 
@@ -739,117 +708,100 @@ def hits_table(hits: Sequence[dict[str, Any]]) -> str:
 # --------------------------------------------------------------------------- the checklist
 
 
-def _checklist_facts(checklist: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _checklist_facts(checklist: CaseReport) -> list[Fact]:
     """The facts of every flow of a checklist that the case states, with their spans."""
-    out = []
-    flows = checklist.get("flows") or [checklist]
-    for flow in flows:
-        if not isinstance(flow, Mapping):
-            continue
-        for fact in flow.get("facts") or []:
-            if isinstance(fact, dict) and fact.get("value") is not None and fact.get("span"):
-                out.append(fact)
-    return out
+    flows = checklist.flows or ((checklist.deciding,) if checklist.deciding else ())
+    return [
+        fact
+        for flow in flows
+        for fact in flow.flow.facts.values()
+        if fact.value is not None and fact.start >= 0
+    ]
 
 
-def fact_cell(fact: Mapping[str, Any] | None, text: str | None = None) -> str:
+def fact_cell(fact: Fact | None, text: str | None = None) -> str:
     """The words of the case behind a fact, for a Markdown cell: yes/no, the words, where."""
-    if not fact or fact.get("value") is None:
+    if fact is None or fact.value is None:
         return "not stated"
-    said = "yes" if fact["value"] else "no"
-    span = fact.get("span")
+    said = "yes" if fact.value else "no"
     words = ""
-    if isinstance(span, list | tuple) and len(span) == 2 and text is not None:
-        start, end = span
-        if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
-            words = text[start:end]
-    words = words or str(fact.get("evidence") or "")
-    where = f" ({span[0]}–{span[1]})" if isinstance(span, list | tuple) and len(span) == 2 else ""
-    source = f", {fact['source']}" if fact.get("source") else ""
+    if text is not None and 0 <= fact.start < fact.end <= len(text):
+        words = text[fact.start : fact.end]
+    words = words or fact.evidence
+    where = f" ({fact.start}–{fact.end})" if fact.start >= 0 else ""
+    source = f", {fact.source}" if fact.source else ""
     if not words:
         return f"{said}{source}"
     return f"{said}: “{common.md_escape(_flat(words))}”{where}{source}"
 
 
-def _condition_mode(condition: Mapping[str, Any]) -> str:
-    mode = str(condition.get("mode") or "required")
-    if mode == "one_of":
-        return f"one of ({common.md_escape(str(condition.get('group') or ''))})"
-    return mode
+def _condition_mode(condition: Condition) -> str:
+    if condition.mode == "one_of":
+        return f"one of ({common.md_escape(condition.group)})"
+    return condition.mode
 
 
-def conditions_table(check: Mapping[str, Any], text: str | None = None) -> str:
+def conditions_table(check: NormReport, text: str | None = None) -> str:
     """A Markdown table of a norm's conditions: ✓ / ✗ / ?, the kind, its mode, the words of the
     case that decided it and the words of the law that state it (linked to their paragraph)."""
     rows = [
         "| | condition | mode | the case's words | the law's words |",
         "|---|---|---|---|---|",
     ]
-    for condition in check.get("conditions") or []:
-        if not isinstance(condition, dict):
-            continue
-        status = str(condition.get("status"))
-        fact = condition.get("fact") if isinstance(condition.get("fact"), dict) else None
-        kind = str(condition.get("kind") or "?").replace("_", " ")
-        note = " (presumed)" if condition.get("presumed") else ""
-        if condition.get("mode") == "exception" and not (fact or {}).get("span"):
-            note += " (counts only when stated)" if (fact or {}).get("value") is None else ""
-        quote = str(condition.get("quote") or "")
-        node = str(condition.get("node") or "")
-        law = (f"“{common.md_escape(_flat(quote))}”" if quote else "—") + (
-            f" {common.node_link(node)}" if node else ""
+    for condition in check.conditions:
+        law, fact, status = condition.condition, condition.fact, condition.status
+        note = " (presumed)" if condition.presumed else ""
+        if law.mode == "exception" and fact.start < 0 and fact.value is None:
+            note += " (counts only when stated)"
+        quoted = (f"“{common.md_escape(_flat(law.quote))}”" if law.quote else "—") + (
+            f" {common.node_link(law.node)}" if law.node else ""
         )
         rows.append(
-            f"| {MARKS.get(status, '?')} {status}{note} | {common.md_escape(kind)} | "
-            f"{_condition_mode(condition)} | {fact_cell(fact, text)} | {law} |"
+            f"| {MARKS.get(status, '?')} {status}{note} | "
+            f"{common.md_escape(law.kind.replace('_', ' '))} | "
+            f"{_condition_mode(law)} | {fact_cell(fact, text)} | {quoted} |"
         )
     return "\n".join(rows) if len(rows) > 2 else "_No condition._"
 
 
-def _norm_title(check: Mapping[str, Any]) -> str:
-    status = str(check.get("status"))
-    summary = _snippet(check.get("summary"), 110)
-    return f"{MARKS.get(status, '?')} {check.get('node')}: {status}" + (
+def _norm_title(check: NormReport) -> str:
+    summary = _snippet(check.summary, 110)
+    return f"{MARKS.get(check.status, '?')} {check.node}: {check.status}" + (
         f" — {summary}" if summary else ""
     )
 
 
-def _turn_line(turn: Mapping[str, Any]) -> str:
-    node = str(turn.get("node") or "")
-    then = label_text(turn.get("then"))
+def _turn_line(turn: Turn) -> str:
     return (
-        f"- **{then}**"
-        + (f" under {common.node_link(node)}" if node else "")
-        + f": {common.md_escape(_flat(turn.get('text')))}"
+        f"- **{label_text(turn.then)}**"
+        + (f" under {common.node_link(turn.node)}" if turn.node else "")
+        + f": {common.md_escape(_flat(turn.text))}"
     )
 
 
-def show_flow_checklist(flow: Mapping[str, Any], text: str, every: bool) -> None:
+def show_flow_checklist(flow: FlowReport, text: str, every: bool) -> None:
     """One flow's checklist: applicability and why, prohibitions met, the candidates."""
-    where = flow.get("applicability") if isinstance(flow.get("applicability"), dict) else {}
-    applies = bool((where or {}).get("applies", True))
-    reason = common.md_escape(_flat((where or {}).get("reason")))
+    where = flow.applicability
+    reason = common.md_escape(_flat(where.reason))
     st.markdown(
-        f"**1. Applicability:** {'✓ covered' if applies else '✗ not covered'} by HIPAA: {reason}"
+        f"**1. Applicability:** {'✓ covered' if where.applies else '✗ not covered'} by HIPAA: "
+        f"{reason}"
     )
-    stated = [
-        f for f in flow.get("facts") or [] if isinstance(f, dict) and f.get("value") is not None
-    ]
+    stated = [f for f in flow.flow.facts.values() if f.value is not None]
     if stated:
         rows = ["| fact | the case's words |", "|---|---|"]
         for fact in stated:
-            key = common.md_escape(str(fact.get("key", "")).replace("_", " "))
+            key = common.md_escape(fact.key.replace("_", " "))
             rows.append(f"| {key} | {fact_cell(fact, text)} |")
         st.markdown("\n".join(rows))
-    if not applies:
+    if not where.applies:
         return
-    prohibitions = [p for p in flow.get("prohibitions") or [] if isinstance(p, dict)]
-    st.markdown(f"**2. Prohibitions met:** {len(prohibitions) or 'none'}")
-    for check in prohibitions:
-        with st.expander(f"! {check.get('node')}: {_snippet(check.get('summary'), 110)}"):
-            st.markdown(f"The paragraph: {common.node_link(str(check.get('node')))}")
+    st.markdown(f"**2. Prohibitions met:** {len(flow.prohibitions) or 'none'}")
+    for check in flow.prohibitions:
+        with st.expander(f"! {check.node}: {_snippet(check.summary, 110)}"):
+            st.markdown(f"The paragraph: {common.node_link(check.node)}")
             st.markdown(conditions_table(check, text))
-    candidates = [c for c in flow.get("candidates") or [] if isinstance(c, dict)]
+    candidates = flow.candidates
     shown = candidates if every else candidates[:TOP_CANDIDATES]
     st.markdown(
         f"**3. Candidate permissions:** {len(candidates)}"
@@ -863,41 +815,41 @@ def show_flow_checklist(flow: Mapping[str, Any], text: str, every: bool) -> None
         st.markdown("No permission fits this sender, recipient and information (164.502(a)).")
     for number, check in enumerate(shown):
         with st.expander(_norm_title(check), expanded=number == 0):
-            fits = f" ({common.md_escape(str(check['fits']))})" if check.get("fits") else ""
-            st.markdown(f"The paragraph: {common.node_link(str(check.get('node')))}{fits}")
-            if check.get("set_aside"):
-                st.markdown(f"✗ Set aside: {common.md_escape(str(check['set_aside']))}")
+            fits = f" ({common.md_escape(check.fits)})" if check.fits else ""
+            st.markdown(f"The paragraph: {common.node_link(check.node)}{fits}")
+            if check.set_aside:
+                st.markdown(f"✗ Set aside: {common.md_escape(check.set_aside)}")
             st.markdown(conditions_table(check, text))
 
 
-def show_checklist(checklist: Mapping[str, Any], verdict: Verdict, text: str) -> None:
+def show_checklist(checklist: CaseReport, verdict: Verdict, text: str) -> None:
     """The checklist of a checklist method's verdict (see the module docstring)."""
     st.subheader("The checklist")
     st.caption(
-        f"Facts read with {checklist.get('parser', '?')}; a fact the case does not state is "
-        f"weighed by the rule '{checklist.get('rule', '?')}'. ✓ met, ✗ unmet, ? unknown."
+        f"Facts read with {checklist.parser or '?'}; a fact the case does not state is "
+        f"weighed by the rule '{checklist.rule or '?'}'. ✓ met, ✗ unmet, ? unknown."
     )
     every = st.checkbox("Show every candidate permission", key=ALL)
-    flows = [f for f in checklist.get("flows") or [] if isinstance(f, dict)]
+    flows = checklist.flows
     if not flows:
         st.markdown("No flow of health information was read from the case.")
     for number, flow in enumerate(flows, start=1):
         if len(flows) > 1:
-            label = label_text(flow.get("verdict"))
             st.markdown(
-                f"#### Flow {number}: {common.md_escape(_flat(flow.get('flow')))} — {label}"
+                f"#### Flow {number}: {common.md_escape(_flat(flow.flow.summary))} — "
+                f"{label_text(flow.label)}"
             )
         show_flow_checklist(flow, text, every)
-    st.markdown(f"**The verdict:** {common.md_escape(_flat(checklist.get('explanation')))}")
-    if not checklist.get("decided", True):
+    st.markdown(f"**The verdict:** {common.md_escape(_flat(checklist.explanation))}")
+    if flows and not checklist.decided:
         st.caption(
             "The verdict is on the facts as stated: it turns on facts the case does not state."
         )
-    turns = [t for t in checklist.get("would_change") or [] if isinstance(t, dict)]
+    turns = checklist.turns
     st.markdown("**What would change it:**" + ("" if turns else " nothing the case leaves open."))
     if turns:
         st.markdown("\n".join(_turn_line(t) for t in turns))
-    asked = [a for a in checklist.get("asked") or [] if isinstance(a, dict)]
+    asked = checklist.asked or ()
     if asked or verdict.method == "checklist-llm":
         st.markdown(f"**Questions asked of the model:** {len(asked) or 'none'}")
         if asked:
@@ -908,17 +860,13 @@ def show_checklist(checklist: Mapping[str, Any], verdict: Verdict, text: str) ->
             for item in asked:
                 accepted = (
                     "yes"
-                    if item.get("accepted")
-                    else (
-                        f"no: {common.md_escape(_flat(item.get('problem')))}"
-                        if item.get("problem")
-                        else "no"
-                    )
+                    if item.accepted
+                    else (f"no: {common.md_escape(_flat(item.problem))}" if item.problem else "no")
                 )
                 rows.append(
-                    f"| {item.get('flow')} | "
-                    f"{common.md_escape(str(item.get('key', '')).replace('_', ' '))} | "
-                    f"{common.md_escape(str(item.get('answer') or '—'))} | "
-                    f"{common.md_escape(_snippet(item.get('evidence'), 120)) or '—'} | {accepted} |"
+                    f"| {item.question.flow + 1} | "
+                    f"{common.md_escape(item.question.key.replace('_', ' '))} | "
+                    f"{common.md_escape(item.answer or '—')} | "
+                    f"{common.md_escape(_snippet(item.evidence, 120)) or '—'} | {accepted} |"
                 )
             st.markdown("\n".join(rows))

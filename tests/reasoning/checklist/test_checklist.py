@@ -13,12 +13,12 @@ from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.conditions import Catalogue, CatalogueError, load_catalogue
 from privacy_checklist.reasoning.checklist.decide import (
     DEFAULT_PROHIBITION,
-    Fact,
-    FlowFacts,
     UnknownRule,
     combine,
     decide,
 )
+from privacy_checklist.reasoning.checklist.report import FlowReport
+from privacy_checklist.reasoning.reading.types import Fact, Flow
 
 PHI = frozenset({"protected health information"})
 
@@ -33,7 +33,7 @@ def catalogue(kb: kbmod.KnowledgeBase) -> Catalogue:
     return load_catalogue(kb.tree)
 
 
-def flow(kb, sender=(), recipient=(), facts=None, information=PHI) -> FlowFacts:
+def flow(kb, sender=(), recipient=(), facts=None, information=PHI) -> Flow:
     def roles(names):
         out = set()
         for name in names:
@@ -41,10 +41,10 @@ def flow(kb, sender=(), recipient=(), facts=None, information=PHI) -> FlowFacts:
             out |= {a.split(":", 1)[-1] for a in kb.roles.ancestors(f"role:{name}")}
         return frozenset(out)
 
-    return FlowFacts(
+    return Flow(
         sender_roles=roles(sender),
         recipient_roles=roles(recipient),
-        information=information,
+        information_types=information,
         facts={key: Fact(key, value) for key, value in (facts or {}).items()},
     )
 
@@ -321,7 +321,7 @@ def test_the_json_form_holds_the_checklist(kb, catalogue) -> None:
         catalogue,
         flow(kb, ["health care provider"], ["law enforcement official"], {"court_order": True}),
     )
-    data = checklist.to_json(catalogue)
+    data = FlowReport.of(checklist, catalogue).to_json()
     assert data["verdict"] == "permit" and data["rule"] == "stated"
     first = data["candidates"][0]
     assert first["status"] == "met"

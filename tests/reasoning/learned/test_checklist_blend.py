@@ -80,18 +80,17 @@ def long_case(shared) -> str:
 def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
     text = long_case
     verdict = reasoner.check(text)
-    blend = verdict.checklist["blend"]
-    assert blend["long"] is True and blend["label"] == verdict.label.value
-    assert set(blend["probabilities"]) == {"permit", "prohibit", "not_applicable"}
-    assert abs(sum(blend["probabilities"].values()) - 1.0) < 1e-3  # finite, a distribution
-    assert verdict.probabilities == blend["probabilities"]
+    assert verdict.checklist is not None and verdict.checklist.blend is not None
+    blend = verdict.checklist.blend
+    assert blend.label == verdict.label.value
+    assert set(blend.probabilities) == {"permit", "prohibit", "not_applicable"}
+    assert abs(sum(blend.probabilities.values()) - 1.0) < 1e-3  # finite, a distribution
+    assert verdict.probabilities == blend.probabilities
     assert "the checklist alone reads" in verdict.reasoning[0]
-    assert blend["embedding"] is True and "sentence embedding" in verdict.reasoning[0]
+    assert blend.embed is True and "sentence embedding" in verdict.reasoning[0]
     # every cited norm fits a flow of the case (a candidate or a prohibition), or is 164.502(a)
     fitting = {"164.502(a)"} | {
-        c["node"]
-        for flow in verdict.checklist["flows"]
-        for c in [*flow["candidates"], *flow["prohibitions"]]
+        c.node for flow in verdict.checklist.flows for c in [*flow.candidates, *flow.prohibitions]
     }
     assert {n.id for n in verdict.norms} <= fitting
     if verdict.label is Label.NOT_APPLICABLE:
@@ -102,13 +101,13 @@ def test_a_short_narrative_never_uses_the_layer(kb, reasoner) -> None:
     text = "Dr. Lee emailed the patient's medical records to a reporter."
     with_layer = reasoner.check(text)
     alone = ChecklistReasoner(kb, blend=False).check(text)
-    assert "blend" not in with_layer.checklist
+    assert with_layer.checklist is not None and with_layer.checklist.blend is None
     assert with_layer.to_json() == alone.to_json()
 
 
 def test_the_layer_can_be_turned_off(kb, long_case) -> None:
     verdict = ChecklistReasoner(kb, blend=False).check(long_case)
-    assert "blend" not in verdict.checklist
+    assert verdict.checklist is not None and verdict.checklist.blend is None
 
 
 def test_a_missing_or_mismatched_model_is_one_clear_error(kb, tmp_path) -> None:

@@ -224,15 +224,14 @@ def test_flows_with_spans(reasoner: OfflineReasoner) -> None:
     )
     flows = reasoner.check(text).flows
     assert len(flows) == 1
-    flow = flows[0]
-    assert flow["sender"]["resolved"] == "health care provider"
-    assert flow["recipient"]["resolved"] == "law enforcement official"
-    assert flow["subject"]["resolved"] == "individual"
-    assert flow["information"]["resolved"] == "protected health information"
-    assert flow["consent"]["resolved"].startswith("none")
-    for part in flow.values():
-        if part:
-            assert text[part["start"] : part["end"]] == part["text"]
+    parts = flows[0].parts()
+    assert parts["sender"].resolved == "health care provider"
+    assert parts["recipient"].resolved == "law enforcement official"
+    assert parts["subject"].resolved == "individual"
+    assert parts["information"].resolved == "protected health information"
+    assert parts["consent"].resolved.startswith("none")
+    for part in parts.values():
+        assert text[part.start : part.end] == part.text
 
 
 def test_flows_read_names_abbreviations_and_direction(reasoner: OfflineReasoner) -> None:

@@ -17,6 +17,7 @@ from privacy_checklist.reasoning.llm.methods import aggregate, check_ids, find_i
 from privacy_checklist.reasoning.llm.prompting import fence, neutralise, parse_answer
 from privacy_checklist.reasoning.methods import LLM_METHODS, METHODS, build_method
 from privacy_checklist.reasoning.reading.llm_flows import LLMFlowExtractor
+from privacy_checklist.reasoning.reading.types import Part
 from privacy_checklist.reasoning.verdict import LABELS
 from privacy_checklist.retrieval.index import RetrievalIndex
 from tests.scripted_llm import ScriptedLLM, client_for, serve
@@ -137,13 +138,9 @@ def test_good_answer(llm, method, shipped, index, tmp_path) -> None:
         assert len(server.requests) == 1 + 1 + K  # first step, overall, one check per rule
     if method == "ci-es-content":
         flow = verdict.flows[0]
-        assert flow["sender"] == {
-            "text": "Dr. Lee",
-            "start": 0,
-            "end": 7,
-            "resolved": "health care provider",
-        }
-        assert flow["recipient"]["resolved"] == "law enforcement official"
+        assert flow.sender == Part(text="Dr. Lee", start=0, end=7, resolved="health care provider")
+        assert flow.recipient is not None
+        assert flow.recipient.resolved == "law enforcement official"
         assert "law enforcement official" in record["ci_query_terms"]
     if method == "bm25-content":
         assert record["explanation"] == EXPLANATION

@@ -18,9 +18,10 @@ import pytest
 
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.kg.conditions import load_catalogue
-from privacy_checklist.reasoning.checklist.decide import FlowFacts, combine, decide
+from privacy_checklist.reasoning.checklist.decide import combine, decide
 from privacy_checklist.reasoning.reading import facts as factsmod
 from privacy_checklist.reasoning.reading.facts import FactCues, FactReader
+from privacy_checklist.reasoning.reading.types import Flow
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,12 @@ def reader(kb: kbmod.KnowledgeBase) -> FactReader:
     return found
 
 
-def fact_of(flows: list[FlowFacts], key: str) -> Any:
+def read_flows(reader: FactReader, text: str) -> list[Flow]:
+    """The flows the reader reads in ``text``."""
+    return reader.read(text).flows
+
+
+def fact_of(flows: list[Flow], key: str) -> Any:
     """The first stated fact of that key among the flows (the one a test is about)."""
     for flow in flows:
         fact = flow.fact(key)
@@ -234,7 +240,7 @@ FACTS = [
 
 @pytest.mark.parametrize(("narrative", "key", "value", "words"), FACTS)
 def test_fact(reader: FactReader, narrative: str, key: str, value: bool, words: str) -> None:
-    flows = reader.read(narrative)
+    flows = read_flows(reader, narrative)
     assert flows, "no flow read"
     fact = fact_of(flows, key)
     assert fact is not None and fact.value is value, [f.facts for f in flows]
@@ -290,24 +296,22 @@ PARTIES = [
 def test_who_did_what(
     reader: FactReader, narrative: str, sender: str, sender_role: str, recipient: str, role: str
 ) -> None:
-    flows = reader.read(narrative)
+    flows = read_flows(reader, narrative)
     assert len(flows) == 1
     flow = flows[0]
-    spans = flow.spans
-    start, end = spans["sender"]["start"], spans["sender"]["end"]
-    assert sender in narrative[start:end]
+    assert flow.sender is not None and flow.recipient is not None
+    assert sender in narrative[flow.sender.start : flow.sender.end]
     assert sender_role in flow.sender_roles
-    start, end = spans["recipient"]["start"], spans["recipient"]["end"]
-    assert recipient in narrative[start:end]
+    assert recipient in narrative[flow.recipient.start : flow.recipient.end]
     if role:
         assert role in flow.recipient_roles
     else:
         assert not flow.recipient_roles
-    assert "protected health information" in flow.information
+    assert "protected health information" in flow.information_types
 
 
 def test_the_individual_receives(reader: FactReader) -> None:
-    flow = reader.read("Dr. Ruiz faxed Ana Lopez's test results to Ana Lopez.")[0]
+    flow = read_flows(reader, "Dr. Ruiz faxed Ana Lopez's test results to Ana Lopez.")[0]
     assert flow.recipient_roles == frozenset({"individual"})
 
 
@@ -317,7 +321,7 @@ def test_verdicts(reader: FactReader, kb: kbmod.KnowledgeBase) -> None:
     catalogue = load_catalogue(kb.tree)
 
     def verdict(text: str) -> str:
-        best = combine([decide(catalogue, f) for f in reader.read(text)])
+        best = combine([decide(catalogue, f) for f in read_flows(reader, text)])
         return best.label if best else "not_applicable"
 
     assert (
@@ -357,7 +361,7 @@ def test_without_spacy(kb: kbmod.KnowledgeBase, monkeypatch: pytest.MonkeyPatch)
     assert reader.parser == factsmod.UNPARSED
     assert "not installed" in reader.parser
     text = "Dr. Lee emailed the patient's medical records to a reporter without her consent."
-    flows = reader.read(text)
+    flows = read_flows(reader, text)
     assert flows
     assert "covered entity" in flows[0].sender_roles
     fact = flows[0].fact("authorization")
@@ -386,21 +390,22 @@ def test_no_torch() -> None:
 
 def test_a_question_is_read_as_the_flow_it_asks_about(reader: FactReader) -> None:
     """ "Can I send ...?" asks about the flow it names; "hospitals must report" states none."""
-    flows = reader.read(
+    flows = read_flows(
+        reader,
         "I'm the office manager at a dental practice. Can I send a patient's x-rays to her new "
-        "dentist so he can finish her root canal?"
+        "dentist so he can finish her root canal?",
     )
     assert flows and "health care provider" in flows[0].recipient_roles
     assert flows[0].fact("for_treatment").value is True
-    assert reader.read("Hospitals must report gunshot wounds to the police.") == []
+    assert read_flows(reader, "Hospitals must report gunshot wounds to the police.") == []
 
 
 def test_records_about_a_patient_are_health_records(reader: FactReader) -> None:
-    flows = reader.read(
-        "The records were faxed to the patient's employer after the HR manager called."
+    flows = read_flows(
+        reader, "The records were faxed to the patient's employer after the HR manager called."
     )
     assert flows and flows[0].fact("information_is_phi").value is not False
-    assert "protected health information" in flows[0].information
+    assert "protected health information" in flows[0].information_types
 
 
 # (narrative, verdict, a fact the verdict rests on and its value, or None) — the mechanisms of
@@ -633,7 +638,7 @@ def test_readings(
     fact: tuple[str, bool] | None,
 ) -> None:
     catalogue = load_catalogue(kb.tree)
-    checklists = [decide(catalogue, f) for f in reader.read(narrative)]
+    checklists = [decide(catalogue, f) for f in read_flows(reader, narrative)]
     best = combine(checklists)
     assert (best.label if best else "not_applicable") == label
     if fact is not None:
@@ -644,16 +649,17 @@ def test_readings(
 def test_a_stated_purpose_is_not_replaced_by_the_roles(reader: FactReader) -> None:
     """A provider's disclosure to another provider is read as treatment only when the case
     states no other purpose: a sale is not treatment."""
-    flow = reader.read(
-        "The clinic sold her chart to a cardiologist who paid $500 for a list of patients."
+    flow = read_flows(
+        reader, "The clinic sold her chart to a cardiologist who paid $500 for a list of patients."
     )[0]
     assert flow.fact("for_treatment").source != "role"
 
 
 def test_we_are_the_organization_the_speaker_works_for(reader: FactReader) -> None:
     """ "I work at a pharmacy ... can we ...?" with no "our": "we" is the pharmacy."""
-    flows = reader.read(
-        "I work at a pharmacy. We faxed a customer's prescription history to a marketing firm."
+    flows = read_flows(
+        reader,
+        "I work at a pharmacy. We faxed a customer's prescription history to a marketing firm.",
     )
     assert flows and "covered entity" in flows[0].sender_roles
     assert flows[0].fact("sender_covered").value is True
@@ -661,12 +667,13 @@ def test_we_are_the_organization_the_speaker_works_for(reader: FactReader) -> No
 
 def test_the_caller_who_asked_is_told(reader: FactReader) -> None:
     """ "A landlord called ... Can we tell him?": the answer goes to the caller."""
-    flows = reader.read(
+    flows = read_flows(
+        reader,
         "A landlord called our clinic asking whether his tenant Dana Roe has been treated for "
-        "depression. Can we tell him?"
+        "depression. Can we tell him?",
     )
-    told = [f for f in flows if f.spans.get("verb", {}).get("text") == "tell"]
-    assert told and told[0].spans["recipient"]["text"] == "him"
+    told = [f for f in flows if f.verb is not None and f.verb.text == "tell"]
+    assert told and told[0].recipient is not None and told[0].recipient.text == "him"
     assert "covered entity" in told[0].sender_roles
 
 
@@ -677,9 +684,10 @@ def test_an_exception_that_lifts_a_prohibition_is_what_permits(
     best = combine(
         [
             decide(catalogue, f)
-            for f in reader.read(
+            for f in read_flows(
+                reader,
                 "A psychologist gave her psychotherapy notes on a former client to the lawyer "
-                "defending her in the malpractice suit the client brought against her."
+                "defending her in the malpractice suit the client brought against her.",
             )
         ]
     )
@@ -700,10 +708,11 @@ def test_a_purpose_does_not_make_a_disclosure_incidental(kb: kbmod.KnowledgeBase
 def test_the_question_names_the_flow_and_its_pronouns_resolve(reader: FactReader) -> None:
     """ "Her mother now wants the results. Can we give them to her?": "them" are the results,
     "her" is the mother (not the patient), and the question's flow is marked as such."""
-    flows = reader.read(
+    flows = read_flows(
+        reader,
         "Mia, 15, was treated at our clinic for acne. Her mother now wants the results. "
-        "Can we give them to her?"
+        "Can we give them to her?",
     )
-    asked = [f for f in flows if f.spans["verb"].get("question")]
+    asked = [f for f in flows if f.question]
     assert len(asked) == 1
     assert "family member" in asked[0].recipient_roles
