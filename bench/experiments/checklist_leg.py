@@ -17,10 +17,10 @@ Measure them again:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from privacy_checklist.reasoning.text import sentence_spans
 from privacy_checklist.retrieval.base import NO_FILTERS, Filters, Hit, check_query
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 NAME = "checklist"
 #: the leg that searches with the case's flows for its query (``flows``)
 FLOWS = "flows"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 class ChecklistLeg:
@@ -80,7 +79,7 @@ class FlowsLeg:
 
     def query(self, text: str) -> str:
         """The words of the flows' sentences, in the narrative's order."""
-        starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
+        starts = [start for start, _ in sentence_spans(text)] or [0]
         spans: set[tuple[int, int]] = set()
         for flow in self.reader.read(text).flows:
             if flow.verb is None:

@@ -113,20 +113,13 @@ def guard_output(guard: Guard, draft: dict[str, Any]) -> Output:
 
 def _changed_ranges(text: str, guarded: Any) -> list[tuple[int, int]]:
     """The ranges of the draft the rewrite took out or changed: every unneeded span, and every
-    sentence the rewrite dropped."""
-    from privacy_checklist.reasoning.guard.message import _sentences
+    sentence the rewrite dropped (the sentence of a span whose action is ``drop-sentence``)."""
+    from privacy_checklist.reasoning.text import sentence_spans
 
     ranges = [(d.span.start, d.span.end) for d in guarded.unneeded]
-    rewrite = guarded.rewrite
-    for start, end in _sentences(text):
-        words = text[start:end].strip()
-        kept = [d for d in guarded.decisions if start <= d.span.start < end and d.needed]
-        if (
-            words
-            and words not in rewrite
-            and not kept
-            and any(start <= d.span.start < end for d in guarded.unneeded)
-        ):
+    dropped = [d.span.start for d in guarded.decisions if d.action == "drop-sentence"]
+    for start, end in sentence_spans(text, lines=True):
+        if any(start <= at < end for at in dropped):
             ranges.append((start, end))
     return ranges
 

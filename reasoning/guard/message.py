@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from privacy_checklist.reasoning.checklist.decide import decide
 from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan, identifier_types
 from privacy_checklist.reasoning.reading.types import Fact, Flow
-from privacy_checklist.reasoning.text import data_path
+from privacy_checklist.reasoning.text import data_path, sentence_spans
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -323,20 +323,6 @@ def _html_text(text: str) -> str:
     return " ".join(str(root.text_content()).split())
 
 
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans: split after . ! ? (not inside a number or an initial) and at lines."""
-    bounds: list[tuple[int, int]] = []
-    start = 0
-    for found in re.finditer(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z0-9\"'(\[@])|\n+", text):
-        before = text[max(0, found.start() - 4) : found.start()]
-        if re.search(r"(?:\b[A-Z]|Dr|Mr|Ms|Mrs|St|vs|No)\.$", before):
-            continue
-        bounds.append((start, found.start()))
-        start = found.end()
-    bounds.append((start, len(text)))
-    return [(a, b) for a, b in bounds if text[a:b].strip()]
-
-
 @dataclass(frozen=True)
 class _Context:
     """The flow a message is judged in (kept for the re-check of its rewrite)."""
@@ -617,7 +603,7 @@ class Guard:
         auth = ""
         if permitted is True and rests.startswith("164.508"):
             auth = " under the authorization (164.502(b)(2)(iii)) within what it covers"
-        sentences = _sentences(text)
+        sentences = sentence_spans(text, lines=True)
         out: list[SpanDecision] = []
         family = bool(recipient_roles & {"family member", "relative", "friend"})
         for span in spans:
@@ -920,7 +906,7 @@ class Guard:
         needed = [d for d in guarded.decisions if d.needed is not False]
         deidentify = bool(spec.get("deidentify"))
         pieces: list[str] = []
-        for start, end in _sentences(text):
+        for start, end in sentence_spans(text, lines=True):
             inside = [d for d in unneeded if start <= d.span.start < end]
             keep = [d for d in needed if start <= d.span.start < end]
             if (

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from privacy_checklist.reasoning.text import data_path
+from privacy_checklist.reasoning.text import sentences as split_sentences
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, RetrievedNorm, Verdict
 from privacy_checklist.retrieval.base import Hit, SearchIndex
 
@@ -50,7 +51,6 @@ DEFAULT_PROHIBITION = "164.502(a)"  # no permission covers it: HIPAA's default
 FLOW_CHARS = 20_000  # longer narratives get a verdict without a flow reading
 EMBED_SENTENCES = 3  # sentences per embedded chunk
 EMBED_CHUNKS = 12  # chunks embedded per case (the rest of a very long case is not)
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 #: A retrieval step of the features: the index and the case's text -> hits.
@@ -124,7 +124,7 @@ class Features:
         """The case's sentence embedding: the mean of its chunks' normalized embeddings."""
         from privacy_checklist.kg.embeddings import model
 
-        sentences = [s for s in SENTENCE_END.split(text) if s.strip()] or [text]
+        sentences = split_sentences(text) or [text]
         chunks = [
             " ".join(sentences[i : i + EMBED_SENTENCES])
             for i in range(0, len(sentences), EMBED_SENTENCES)

@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from privacy_checklist.reasoning.text import sentences as split_sentences
+
 #: The questions an answer may answer, with their labels.
 QUESTIONS: dict[str, tuple[str, ...]] = {
     "verdict": ("permit", "prohibit", "not_applicable"),
@@ -144,7 +146,7 @@ _CONCLUDES = re.compile(
 _OUTRIGHT = re.compile(
     r"^\W*(?:yes|no)\b(?:[,.!:—-]|\s+(?=(?:it|this|that|the|they|he|she|hipaa|you)\b))", re.I
 )
-_SENTENCE = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+|\n+")
+_ITEM = re.compile(r"(?m)^[ \t>*•-]*\(?\d{1,2}[.)][ \t]+")
 _CLAUSE = re.compile(
     r"(,?\s*\b(?:but|however|although|though|whereas|while|because|since|so that|and therefore"
     r"|which|in that|so)\b|;|—|:\s)",
@@ -180,10 +182,10 @@ class Read:
 def sentences(text: str) -> list[str]:
     """The answer's sentences (list items and lines count as sentences), markup removed."""
     plain = _MARKUP.sub(" ", text).replace("|", "\n")  # a table's cells
+    plain = _ITEM.sub("", plain)  # "2. ", "(3) " opening a line
     out = []
-    for part in _SENTENCE.split(plain):
+    for part in split_sentences(plain, lines=True):
         part = re.sub(r"\s+", " ", part).strip(" -•\t")
-        part = re.sub(r"^\(?\d{1,2}[.)]\s+", "", part)  # "2. ", "(3) "
         if len(part) > 1:
             out.append(part)
     return out

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.reasoning.reading.types import Fact, Flow, Part, Reading
-from privacy_checklist.reasoning.text import data_path
+from privacy_checklist.reasoning.text import data_path, sentence_spans
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -2031,10 +2031,10 @@ class FactReader:
     def _pattern_events(self, narrative: str) -> list[Event]:
         """Without a parser: the offline flow reader's flows (one a sentence with a disclosure
         verb), their parties resolved on the role graph."""
-        from privacy_checklist.reasoning.reading.flows import FlowExtractor, sentences
+        from privacy_checklist.reasoning.reading.flows import FlowExtractor
 
         extractor = FlowExtractor(self.roles, self.attributes)
-        starts = [offset for _, offset in sentences(narrative)]
+        starts = _sentence_starts(narrative)
         events: list[Event] = []
         main = self._pattern_organization(narrative)
         for flow in extractor.extract(narrative):
@@ -2279,9 +2279,7 @@ class FactReader:
 
 
 def _sentence_starts(narrative: str) -> list[int]:
-    from privacy_checklist.reasoning.reading.flows import sentences
-
-    return [offset for _, offset in sentences(narrative)] or [0]
+    return [start for start, _ in sentence_spans(narrative)] or [0]
 
 
 def _sentence_at(starts: Sequence[int], at: int) -> int:

@@ -25,7 +25,7 @@ from privacy_checklist.kg.concepts import Resolver
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
 from privacy_checklist.kg.norms import Cues
 from privacy_checklist.reasoning.reading.types import Flow, Part, Reading
-from privacy_checklist.reasoning.text import data_path
+from privacy_checklist.reasoning.text import data_path, sentence_spans
 
 #: What the flows of :class:`FlowExtractor` say read them.
 READER = "flow patterns"
@@ -46,12 +46,6 @@ def _any_of(patterns: list[str]) -> str:
 
 DISCLOSURE = re.compile(rf"\b{_any_of(_CUES['disclosure_verbs'])}\b", re.I)
 INFORM_VERBS = re.compile(rf"^{_any_of(_CUES['inform_verbs'])}$", re.I)
-#: A sentence ends at . ! or ? before a space or the end, but not after a title or a common
-#: abbreviation ("Dr. Smith sent ...", "Acme Inc. received ...") or an initial ("J. Doe").
-SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
-ABBREVIATION = re.compile(
-    rf"(?:\b{_any_of([re.escape(a) for a in _CUES['abbreviations']])}|\b[A-Z])$"
-)
 
 
 def _name_shape(gram: list[str]) -> bool:
@@ -89,16 +83,9 @@ def _phrase_after(text: str, at: int, offset: int) -> Part | None:
 
 
 def sentences(narrative: str) -> list[tuple[str, int]]:
-    """The narrative's sentences, each with the offset where it starts."""
-    found, start = [], 0
-    for end in SENTENCE_END.finditer(narrative):
-        if end.group(0) == "." and ABBREVIATION.search(narrative[start : end.start()]):
-            continue
-        found.append((narrative[start : end.end()], start))
-        start = end.end()
-    if narrative[start:].strip():
-        found.append((narrative[start:], start))
-    return found
+    """The narrative's sentences (:func:`~privacy_checklist.reasoning.text.sentence_spans`),
+    each with the offset where it starts."""
+    return [(narrative[a:b], a) for a, b in sentence_spans(narrative)]
 
 
 #: Verbs whose grammatical subject receives: "the police obtained the records from Dr. Lee".
