@@ -14,8 +14,8 @@ import textwrap
 
 from privacy_checklist.app.cli.common import WIDTH, wrap
 from privacy_checklist.app.cli.options import TOP_CANDIDATES
+from privacy_checklist.reasoning.checklist.asked import Answer
 from privacy_checklist.reasoning.checklist.report import (
-    Answer,
     CaseReport,
     ConditionReport,
     FlowReport,

@@ -385,24 +385,7 @@ def decide(
             f"Not covered by HIPAA: {where.reason}.",
             rule=rule,
         )
-    prohibitions = []
-    lifted: list[NormCheck] = []
-    for reading in catalogue.prohibitions():
-        if reading.node == DEFAULT_PROHIBITION:
-            continue
-        sender = roles_fit(reading.sender_roles, flow.sender_roles) if flow.sender_roles else ANY
-        recipient = roles_fit(reading.recipient_roles, flow.recipient_roles)
-        if (
-            sender is None
-            or recipient is None
-            or not information_fits(reading, flow.information_types)
-        ):
-            continue
-        check = check_norm(reading, flow, UnknownRule.STRICT, frozenset(), "")
-        if _triggered(check):
-            prohibitions.append(check)
-        elif _lifted(check):
-            lifted.append(check)
+    prohibitions, lifted = _prohibitions(catalogue, flow)
     checks = sorted(
         set_aside_general(
             [check_norm(r, flow, rule, presumed, fits) for r, fits in candidates(catalogue, flow)],
@@ -496,6 +479,27 @@ def decide(
         rule,
         decided=not turns,
     )
+
+
+def _prohibitions(catalogue: Catalogue, flow: Flow) -> tuple[list[NormCheck], list[NormCheck]]:
+    """The prohibitions whose parties and information fit the flow: those its triggers meet,
+    and those an exception the case states lifts."""
+    triggered: list[NormCheck] = []
+    lifted: list[NormCheck] = []
+    for reading in catalogue.prohibitions():
+        if reading.node == DEFAULT_PROHIBITION:
+            continue
+        sender = roles_fit(reading.sender_roles, flow.sender_roles) if flow.sender_roles else ANY
+        recipient = roles_fit(reading.recipient_roles, flow.recipient_roles)
+        information = information_fits(reading, flow.information_types)
+        if sender is None or recipient is None or not information:
+            continue
+        check = check_norm(reading, flow, UnknownRule.STRICT, frozenset(), "")
+        if _triggered(check):
+            triggered.append(check)
+        elif _lifted(check):
+            lifted.append(check)
+    return triggered, lifted
 
 
 def derive_facts(flow: Flow, kinds: Mapping[str, ConditionKind]) -> Flow:

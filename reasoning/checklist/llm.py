@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from privacy_checklist.reasoning.checklist.asked import Answer, Question
 from privacy_checklist.reasoning.checklist.decide import (
     Checklist,
     NormCheck,
@@ -41,7 +42,6 @@ from privacy_checklist.reasoning.checklist.decide import (
     presumed_kinds,
 )
 from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
-from privacy_checklist.reasoning.checklist.report import Answer, Question
 from privacy_checklist.reasoning.llm.client import Client, Message
 from privacy_checklist.reasoning.llm.prompting import (
     Call,
@@ -418,16 +418,12 @@ class ChecklistLLMReasoner(ChecklistReasoner):
         ]
         verdict = self.verdict(decided, text)
         before = combine(first)
-        said = _summary(answers, before.label if before is not None else "not_applicable")
-        verdict.reasoning.insert(len(verdict.reasoning) - 1, said)
-        verdict.raw = _raw(calls)
-        verdict.llm = llm
-        verdict.calls = trace.calls
+        before_llm = before.label if before is not None else None
+        verdict.reasoning.insert(-1, _summary(answers, before_llm or "not_applicable"))
+        verdict.raw, verdict.llm, verdict.calls = _raw(calls), llm, trace.calls
         if verdict.checklist is not None:
             verdict.checklist = replace(
-                verdict.checklist,
-                asked=tuple(answers),
-                before_llm=before.label if before is not None else None,
+                verdict.checklist, asked=tuple(answers), before_llm=before_llm
             )
         verdict.details = {"asked": [a.to_json() for a in answers]}
         return verdict

@@ -6,9 +6,10 @@ catalogue's readings. A verdict carries what a person reads of it — a :class:`
 case's verdict, the flow that decides it and every flow's :class:`FlowReport` (its parts, facts,
 applicability, prohibitions and candidates with their conditions, what would change it), the
 learned layer's weighing on a long narrative (:class:`Weighed`) and what an LLM was asked
-(:class:`Answer`). The CLI and the browser read its attributes; :meth:`CaseReport.to_json` is
-the form it is printed and logged in, and :meth:`CaseReport.from_json` reads it back (this
-version's logs and the older ones, which wrote the same shape).
+(:mod:`~privacy_checklist.reasoning.checklist.asked`). The CLI and the browser read its
+attributes; :meth:`CaseReport.to_json` is the form it is printed and logged in, and
+:meth:`CaseReport.from_json` reads it back (this version's logs and the older ones, which wrote
+the same shape).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from privacy_checklist.kg.conditions import Catalogue, Condition
+from privacy_checklist.reasoning.checklist.asked import Answer
 from privacy_checklist.reasoning.checklist.decide import (
     Applicability,
     CheckLabel,
@@ -282,69 +284,6 @@ class Weighed:
             _str(data.get("checklist_label")),
             _str(data.get("model")),
             data.get("embedding") is True,
-        )
-
-
-@dataclass(frozen=True)
-class Question:
-    """One fact asked of the model: which flow, which key, why, and the question's words."""
-
-    flow: int
-    key: str
-    question: str
-    why: str
-
-    @property
-    def step(self) -> str:
-        return f"fact {self.flow + 1} {self.key}"
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the model said and what was made of it (``fact`` is None when not accepted)."""
-
-    question: Question
-    answer: str | None
-    evidence: str
-    fact: Fact | None
-    problem: str | None
-
-    @property
-    def accepted(self) -> bool:
-        return self.fact is not None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "flow": self.question.flow + 1,
-            "key": self.question.key,
-            "question": self.question.question,
-            "why": self.question.why,
-            "step": self.question.step,
-            "answer": self.answer,
-            "evidence": self.evidence,
-            "accepted": self.fact is not None,
-        }
-        if self.fact is not None:
-            data["fact"] = self.fact.to_json()
-        if self.problem:
-            data["problem"] = self.problem
-        return data
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Answer:
-        flow = data.get("flow")
-        answer = data.get("answer")
-        return cls(
-            Question(
-                (flow - 1) if isinstance(flow, int) and flow > 0 else 0,
-                _str(data.get("key")),
-                _str(data.get("question")),
-                _str(data.get("why")),
-            ),
-            answer if isinstance(answer, str) else None,
-            _str(data.get("evidence")),
-            Fact.from_json(data.get("fact")),
-            _str(data.get("problem")) or None,
         )
 
 

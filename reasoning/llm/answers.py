@@ -171,12 +171,8 @@ class Read:
     evidence: str = ""  # the concluding statement the label was read from
 
     def to_json(self) -> dict[str, str | None]:
-        return {
-            "label": self.label,
-            "reason": self.reason,
-            "how": self.how,
-            "evidence": self.evidence,
-        }
+        keys = ("label", "reason", "how", "evidence")
+        return {key: getattr(self, key) for key in keys}
 
 
 def sentences(text: str) -> list[str]:
