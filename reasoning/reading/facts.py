@@ -379,6 +379,17 @@ CARE_UNITS = frozenset(_WORDS["care_units"])
 #: words that open an indirect question ("told her what surgery she needs")
 WH_WORDS = frozenset(_WORDS["wh_words"])
 SPEAKERS_IDENT = "speakers"  # "we", when the narrative does not say who they are
+#: verbs of a relative clause that says whom a party works for ("a host that works for ...")
+SERVE_VERBS = frozenset(_WORDS["serve_verbs"])
+#: verbs that are a receipt when money is taken for it ("took $8,000 from a data broker")
+TAKE_VERBS = frozenset(_WORDS["take_verbs"])
+PAID_VERBS = frozenset(_WORDS["paid_verbs"])
+MONEY = frozenset(_WORDS["money"])
+#: a need for information ("needs to know", "wants to see"): its verbs and what is needed
+NEED_VERBS = frozenset(_WORDS["need_verbs"])
+LEARN_VERBS = frozenset(_WORDS["learn_verbs"])
+#: a saint's name standing alone names a hospital ("St. Clare's")
+SAINTS = frozenset(_WORDS["saints"])
 
 
 class _Parsed:
@@ -715,7 +726,7 @@ class _Parsed:
     def _relative(self, party: Party, clause: Any) -> None:
         """ "a cloud host that works for several clinics": a relative clause that says whom a
         party works for."""
-        if clause.lemma_ in ("work", "handle", "run", "host") and not party.roles:
+        if clause.lemma_ in SERVE_VERBS and not party.roles:
             for tok in clause.subtree:
                 if tok.dep_ in ("pobj", "poss", "dobj") and tok.i != clause.i:
                     where = self.party(tok)
@@ -1082,7 +1093,7 @@ class _Parsed:
             for word in self.cues.particles.get(f"{kind}:{lemma}", ()):
                 if word in particles:
                     return kind.split("_")[1]
-        if lemma in ("take", "accept") and self._paid(tok):
+        if lemma in TAKE_VERBS and self._paid(tok):
             return "receive"  # "took $8,000 from a data broker for a spreadsheet of patients"
         if lemma == "let" and any(
             c.lemma_ == "know" for c in tok.children if c.dep_ in ("ccomp", "xcomp")
@@ -1473,8 +1484,8 @@ class _Parsed:
                     "request",
                 ):
                     return True
-                if lemma in ("need", "want", "require") and any(
-                    c.lemma_ in ("know", "have", "see", "get", "receive")
+                if lemma in NEED_VERBS and any(
+                    c.lemma_ in LEARN_VERBS
                     or (c.dep_ == "dobj" and self.reader.information_of(self.doc, c))
                     for c in child.children
                 ):
@@ -1490,20 +1501,8 @@ class _Parsed:
 
     def _paid(self, verb: Any) -> bool:
         """ "took $8,000 from ...", "accepted payment from ... for ...": a sale."""
-        money = {
-            "$",
-            "payment",
-            "payments",
-            "money",
-            "cash",
-            "fee",
-            "fees",
-            "gift",
-            "cards",
-            "dollars",
-        }
-        return verb.lemma_.lower() in ("take", "accept", "receive", "get", "collect") and any(
-            c.dep_ == "dobj" and ({t.lower_ for t in c.subtree} & money or c.ent_type_ == "MONEY")
+        return verb.lemma_.lower() in PAID_VERBS and any(
+            c.dep_ == "dobj" and ({t.lower_ for t in c.subtree} & MONEY or c.ent_type_ == "MONEY")
             for c in verb.children
         )
 
@@ -1874,7 +1873,7 @@ class FactReader:
                     return self.cues.org_words[tail], f"name {phrase}"
             if len(titled) == 1 and self.cues.org_words.get(titled[0]):
                 return self.cues.org_words[titled[0]], f"name {phrase}"  # "the ER"
-            if titled and titled[0] in ("st", "saint") and len(titled) <= 2:
+            if titled and titled[0] in SAINTS and len(titled) <= 2:
                 # "St. Clare's", "St. Luke's": a saint's name standing alone names a hospital
                 return self.cues.org_words.get("hospital", ""), f"name {phrase}"
             role, how = self.resolve_role(phrase)
@@ -2481,12 +2480,10 @@ def _flows_of(
     return out
 
 
-#: "an authorization that said it expired December 31, 2023": the year it expires
-EXPIRES = re.compile(
-    r"\bexpir(?:es|ed|ing|ation date(?: of| was| is)?)\s+(?:on\s+)?"
-    r"(?:[A-Z][a-z]+\.?\s+\d{1,2},?\s+|\d{1,2}/\d{1,2}/|[A-Z][a-z]+\s+)?((?:19|20)\d\d)\b"
-)
-YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+#: an authorization's stated expiry and a year (fact_cues.json ``expires``)
+_EXPIRY = json.loads(cues_path().read_text(encoding="utf-8"))["expires"]
+EXPIRES = re.compile(_EXPIRY["pattern"])
+YEAR = re.compile(_EXPIRY["year"])
 
 
 def _expired(narrative: str) -> list[Fact]:
