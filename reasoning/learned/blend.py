@@ -251,13 +251,9 @@ def train(
         and of the offline features alone, on the same folds.
     """
     from privacy_checklist.kg.extras import require
-    from privacy_checklist.reasoning.verdict import Label
+    from privacy_checklist.reasoning.learned import fit
 
     require("sklearn", "train", "training the checklist's learned layer (scikit-learn)")
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
     features = offline_features(kb, embed=embed)
     stored: dict[str, Any] = {}
     if cache is not None and cache.exists():
@@ -294,75 +290,39 @@ def train(
             encoding="utf-8",
         )
         tmp.replace(cache)
-    gold = [Label.of_case(c.label) for c in cases]
-    unread = [c.label for c, label in zip(cases, gold, strict=True) if label is None]
-    if unread:
-        raise ValueError(f"gold label {unread[0]!r} is not one of permit, prohibit, not applicable")
-    y = np.array([str(label) for label in gold])
+    y = fit.gold(cases)
     x_raw = np.asarray(rows, dtype=float)
     mean = x_raw.mean(axis=0)
     scale = x_raw.std(axis=0)
     scale[scale == 0] = 1.0
     x = (x_raw - mean) / scale
     width = len(checklist_feature_names())
-    splits = StratifiedKFold(folds, shuffle=True, random_state=0)
-
-    def figures(predicted: Sequence[str]) -> dict[str, Any]:
-        per_class = f1_score(y, predicted, labels=list(LABELS), average=None, zero_division=0)
-        return {
-            "accuracy": round(float(accuracy_score(y, predicted)), 4),
-            "macro_f1": round(float(f1_score(y, predicted, average="macro", zero_division=0)), 4),
-            "f1": {lab: round(float(v), 4) for lab, v in zip(LABELS, per_class, strict=True)},
-        }
-
-    def search(columns: slice) -> tuple[tuple[float, float], dict[str, Any], list[str]]:
-        best: tuple[tuple[float, float], dict[str, Any], list[str]] | None = None
-        for balanced in (True, False):
-            for c in grid:
-                params = {"C": c, "class_weight": "balanced" if balanced else None}
-                predicted = list(
-                    cross_val_predict(
-                        LogisticRegression(max_iter=10000, **params), x[:, columns], y, cv=splits
-                    )
-                )
-                score = (
-                    float(f1_score(y, predicted, average="macro")),
-                    float(accuracy_score(y, predicted)),
-                )
-                if best is None or score > best[0]:
-                    best = (score, params, predicted)
-        assert best is not None
-        return best
-
-    _, params, blend_predicted = search(slice(None))
-    _, offline_params, offline_predicted = search(slice(width, None))
-    model = LogisticRegression(max_iter=10000, **params).fit(x, y)
+    blend = fit.fit(x, y, grid, folds)
+    _, offline_params, offline_predicted = fit.choose(x[:, width:], y, grid, folds)
     data = {
         "format": 1,
         "embed": embed,
         "features": checklist_feature_names() + features.names,
         "offline_features": features.names,
-        "labels": [str(label) for label in model.classes_],
-        "coef": np.round(model.coef_, 6).tolist(),
-        "intercept": np.round(model.intercept_, 6).tolist(),
+        **fit.coefficients(blend.model),
         # full precision: an embedding dimension's spread can be under 1e-6, and rounding it
         # to 0 would divide by zero when the model is applied
         "mean": mean.tolist(),
         "scale": scale.tolist(),
-        "params": params,
+        "params": blend.params,
         "long_chars": LONG_CHARS,
         "checklist_settings": settings,
         "trained_on": sources,
         "cases": len(cases),
         "cross_validation": {
             "folds": folds,
-            "blend": figures(blend_predicted),
-            "checklist_alone": figures(checklist_labels),
-            "offline_features_alone": {**figures(offline_predicted), "params": offline_params},
+            "blend": fit.figures(y, blend.predicted),
+            "checklist_alone": fit.figures(y, checklist_labels),
+            "offline_features_alone": {
+                **fit.figures(y, offline_predicted),
+                "params": offline_params,
+            },
         },
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    fit.write_model(out, data)
     return data

@@ -341,12 +341,9 @@ def train(
     ``folds``-fold cross-validation; the chosen model is then fitted on all of them.
     """
     from privacy_checklist.kg.extras import require
+    from privacy_checklist.reasoning.learned import fit
 
     require("sklearn", "train", "training the offline reasoner (scikit-learn)")
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-
     features = Features(kb, index, embed=embed)
     cases = list(train_cases) + list(val_cases)
     rows = []
@@ -354,40 +351,16 @@ def train(
         rows.append(features(case.text)[0])
         if progress is not None:
             progress()
-    x = np.array(rows)
-    gold = [Label.of_case(c.label) for c in cases]
-    unread = [c.label for c, label in zip(cases, gold, strict=True) if label is None]
-    if unread:
-        raise ValueError(f"gold label {unread[0]!r} is not one of permit, prohibit, not applicable")
-    y = np.array([str(label) for label in gold])
-    splits = StratifiedKFold(folds, shuffle=True, random_state=0)
-    best: tuple[float, float, dict[str, Any]] | None = None
-    for balanced in (True, False):
-        for c in grid:
-            params = {"C": c, "class_weight": "balanced" if balanced else None}
-            predicted = cross_val_predict(
-                LogisticRegression(max_iter=10000, **params), x, y, cv=splits
-            )
-            score = (f1_score(y, predicted, average="macro"), accuracy_score(y, predicted))
-            if best is None or score > best[:2]:
-                best = (*score, params)
-    assert best is not None
-    macro, accuracy, params = best
-    model = LogisticRegression(max_iter=10000, **params).fit(x, y)
-    labels = [str(label) for label in model.classes_]
+    fitted = fit.fit(np.array(rows), fit.gold(cases), grid, folds)
+    macro, accuracy = fitted.score
     data = {
         "format": 2,
         "features": features.names,
-        "labels": labels,
-        "coef": np.round(model.coef_, 6).tolist(),
-        "intercept": np.round(model.intercept_, 6).tolist(),
-        "params": params,
+        **fit.coefficients(fitted.model),
+        "params": fitted.params,
         "trained_on": f"{len(train_cases)} synthetic train + {len(val_cases)} synthetic val cases",
         "selected_on": f"{folds}-fold cross-validation on those synthetic cases: macro-F1 "
         f"{macro:.3f}, accuracy {accuracy:.3f}",
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    fit.write_model(out, data)
     return data
