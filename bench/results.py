@@ -52,10 +52,19 @@ ANSWER_SETS = {
 REAL_DEV = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
 
 
+#: measurements that are a script of ``bench/`` writing its JSON to ``{out}/out.json``
+SCRIPTS = {"speed": ["bench/reasoning.py", "--runs", "3", "--json", "{out}/out.json"]}
+#: the learned layers' model files, whose cross-validated figures the page shows as they are
+MODELS = {
+    "with the sentence embedding": "reasoning/data/checklist_blend_embed_model.json",
+    "without it (no torch)": "reasoning/data/checklist_blend_model.json",
+}
+
+
 def measurements() -> dict[str, list[str]]:
     """Each measurement's name and the ``pcheck`` arguments that make it (``{out}``: a
-    scratch folder)."""
-    out: dict[str, list[str]] = {}
+    scratch folder); the scripts of :data:`SCRIPTS` besides."""
+    out: dict[str, list[str]] = dict(SCRIPTS)
     for method in ("checklist", "offline-fast"):
         for name, path in NARRATIVES.items():
             out[f"eval-{method}-{name}"] = [
@@ -83,22 +92,28 @@ def run(only: str | None, force: bool) -> int:
         if target.exists() and not force:
             continue
         print(f"[{number}/{len(todo)}] {name}", file=sys.stderr, flush=True)
+        script = name in SCRIPTS
+        program = [sys.executable] if script else [str(pcheck)]
         with tempfile.TemporaryDirectory() as scratch:
             args = [a.replace("{out}", scratch) for a in argv]
             done = subprocess.run(
-                [str(pcheck), *args], cwd=REPO, capture_output=True, text=True, check=False
+                [*program, *args], cwd=REPO, capture_output=True, text=True, check=False
             )
+            if done.returncode == 0:
+                written = Path(scratch, "out.json") if script else None
+                output = json.loads(written.read_text() if written else done.stdout)
         if done.returncode != 0:
-            print(f"{name}: pcheck {' '.join(args)} failed: {done.stderr.strip()[-300:]}")
+            print(f"{name}: {' '.join(args)} failed: {done.stderr.strip()[-300:]}")
             return 1
         shown = [
-            "pcheck",
+            "python" if script else "pcheck",
             *(
                 a.replace(str(SHARED), "../shared/data") if "{out}" not in a else "DIR"
                 for a in argv
             ),
         ]
-        record = {"command": " ".join(shown), "output": json.loads(done.stdout)}
+        shown = [s if s != "DIR" or not script else "OUT.json" for s in shown]
+        record = {"command": " ".join(shown), "output": output}
         tmp = target.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, target)
@@ -159,6 +174,43 @@ def _answer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     return _table(columns, rows)
 
 
+def _speed_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    found = results.get("speed")
+    if found is None:
+        return ["Not measured yet (`python bench/results.py run --only speed`)."]
+    out, command = found["output"], found["command"]
+    check = out["pcheck check"]
+    rows = [
+        (["one `pcheck check` (fresh process, median)", f"{check['median_s']:.2f} s wall",
+          f"{check['peak_mb']:.0f} MB"], command),
+    ]  # fmt: skip
+    for key, what in (
+        ("checklist-short", "checklist, short narratives, once loaded"),
+        ("checklist-long", "checklist, real dev court cases (learned layer), once loaded"),
+        ("offline", "offline, real dev court cases, once loaded"),
+        ("offline-fast", "offline-fast, real dev court cases, once loaded"),
+    ):
+        if key in out:
+            r = out[key]
+            rows.append(
+                ([what, f"{r['cases_per_s']:.1f} cases/s", f"{r['peak_mb']:.0f} MB"], command)
+            )
+    return _table(["what", "speed", "peak memory"], rows)
+
+
+def _model_rows() -> list[str]:
+    rows = []
+    for name, file in MODELS.items():
+        cv = json.loads((REPO / file).read_text(encoding="utf-8"))["cross_validation"]
+        for part in ("blend", "offline_features_alone", "checklist_alone"):
+            f = cv[part]
+            cells = [name, part.replace("_", " "), float(f["accuracy"]), float(f["macro_f1"])]
+            cells.append(float(f["f1"]["prohibit"]))
+            fast = " --fast" if "without" in name else ""
+            rows.append((cells, f"pcheck reasoner train --method checklist{fast}"))
+    return _table(["learned layer", "part", "accuracy", "macro-F1", "prohibit F1"], rows)
+
+
 def render(folder: Path = OUT) -> str:
     """The results page made from the outputs in ``folder``."""
     results = _load(folder)
@@ -186,6 +238,19 @@ def render(folder: Path = OUT) -> str:
         "## Reading what models answer (`pcheck answers`)",
         "",
         *_answer_rows(results),
+        "",
+        "## The checklist's learned layer for long narratives",
+        "",
+        "Cross-validated (5 folds) on the synthetic train and val cases, as the model files "
+        "that ship record them (fitted on those cases only, never on court cases):",
+        "",
+        *_model_rows(),
+        "",
+        "## Speed and memory (`bench/reasoning.py`)",
+        "",
+        "Two cores, no GPU; the figures are medians of three fresh processes.",
+        "",
+        *_speed_rows(results),
         "",
     ]
     return "\n".join(parts)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from importlib import resources
 from pathlib import Path
 
 from privacy_checklist.ingest.ontology import Term, read_terms
@@ -33,6 +32,7 @@ from privacy_checklist.kg.concepts import (
 )
 from privacy_checklist.kg.roles import RoleGraphError, _mentions, _wordnet
 from privacy_checklist.kg.tree import RegulationTree
+from privacy_checklist.ontologies import path as ontology_path
 
 #: OPPO classes under which personal data lies (the rest of OPPO is practices and roles).
 OPPO_DATA_ROOTS = (
@@ -48,7 +48,7 @@ class AttributeGraphError(RoleGraphError):
 
 
 def seeds_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "attributes.json"))
+    return ontology_path("attributes.json")
 
 
 def hipaa_id(name: str) -> str:

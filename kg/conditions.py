@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from privacy_checklist.kg.tree import RegulationTree
+from privacy_checklist.ontologies import path as ontology_path
 
 Mode = Literal["required", "one_of", "exception"]
 MODES: tuple[Mode, ...] = ("required", "one_of", "exception")
@@ -38,10 +38,6 @@ CATALOGUE_FILE = "norm_conditions.json"
 
 class CatalogueError(ValueError):
     """The curated conditions do not fit the regulation text; the message names every fault."""
-
-
-def ontology_path(name: str) -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / name))
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,9 +27,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from privacy_checklist.ontologies import path as ontology_path
 
 #: Verbs whose object is information flowing (the norms' flows).
 FLOW_VERBS = frozenset(
@@ -123,7 +124,7 @@ _LEAD_END = re.compile(
 
 
 def structure_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "norm_structure.json"))
+    return ontology_path("norm_structure.json")
 
 
 @dataclass(frozen=True, slots=True)

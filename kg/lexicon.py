@@ -15,12 +15,13 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import KW_ONLY, dataclass
-from importlib import resources
 from pathlib import Path
+
+from privacy_checklist.ontologies import path as ontology_path
 
 
 def stop_words_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "stop_words.json"))
+    return ontology_path("stop_words.json")
 
 
 _STOP = json.loads(stop_words_path().read_text(encoding="utf-8"))

@@ -29,7 +29,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from privacy_checklist.kg.conditions import (
 from privacy_checklist.kg.deontic import Switches
 from privacy_checklist.kg.metrics import per_class
 from privacy_checklist.kg.tree import RegulationTree
+from privacy_checklist.ontologies import path as ontology_path
 
 NORM_TYPES = ("permit", "prohibit", "definition")
 PAPER_TYPES = {
@@ -201,7 +201,7 @@ def _shorten(text: str, width: int = 80) -> str:
 
 
 def cues_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "norm_cues.json"))
+    return ontology_path("norm_cues.json")
 
 
 @dataclass
@@ -261,7 +261,7 @@ _EXCEPTIONS = re.compile(r"\bexcept(?:ions?)?\b[^.]*[:—]\s*$|^\s*exceptions?\b
 
 
 def parts_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "norm_parts.json"))
+    return ontology_path("norm_parts.json")
 
 
 _PARTS = json.loads(parts_path().read_text(encoding="utf-8"))

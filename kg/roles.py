@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +36,7 @@ from privacy_checklist.kg.concepts import (
 )
 from privacy_checklist.kg.definitions import Definitions
 from privacy_checklist.kg.tree import RegulationTree
+from privacy_checklist.ontologies import path as ontology_path
 
 if TYPE_CHECKING:
     from privacy_checklist.ingest.wordnet import NounWordNet
@@ -66,7 +66,7 @@ class RoleGraphError(Exception):
 
 
 def seeds_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "roles.json"))
+    return ontology_path("roles.json")
 
 
 def role_id(name: str) -> str:

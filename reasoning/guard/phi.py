@@ -24,11 +24,11 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.kg.lexicon import FUNCTION_WORDS
+from privacy_checklist.ontologies import path as ontology_path
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
 from privacy_checklist.reasoning.text import MODEL, load_pipeline
 
@@ -49,13 +49,13 @@ PRESIDIO_TYPES = {"PERSON": "NAME"}
 PRESIDIO_MIN_SCORE = 0.6
 
 
-def data_path() -> Path:
-    return Path(str(resources.files("privacy_checklist.ontologies") / "phi.json"))
+def phi_path() -> Path:
+    return ontology_path("phi.json")
 
 
 @functools.cache
 def phi_data() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(data_path().read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(phi_path().read_text(encoding="utf-8"))
     return data
 
 
