@@ -167,7 +167,8 @@ def _check_shape(path: Path, line: int, row: dict[str | None, Any], columns: lis
 
 
 def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
-    """A case CSV of ../shared/data/cases (narrative, gold label, gold regulations).
+    """A case CSV of ../shared/data/cases (narrative, gold label, gold regulations), or a
+    writer's set of the labelled corpus (``.jsonl``: :mod:`~privacy_checklist.ingest.corpus`).
 
     Rows that cannot be used are skipped and listed with their line and reason: an empty
     narrative, a repeated case id, and (``need_label``, as for ``eval``) a missing or unknown
@@ -177,6 +178,13 @@ def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
         CaseFileError: no such file, a folder, not UTF-8, not a CSV, or a column missing.
     """
     path = Path(path)
+    if path.suffix == ".jsonl" and path.is_file():  # a writer's set of the labelled corpus
+        from privacy_checklist.ingest.corpus import read_corpus
+
+        corpus = read_corpus([path])
+        return CaseFile(
+            path, [n.case() for n in corpus.narratives], [row for _, row in corpus.skipped]
+        )
     if path.is_dir():
         raise CaseFileError(
             f"{path}: is a folder, not a case file; pass one CSV of it (e.g. "

@@ -1,0 +1,168 @@
+"""Invariance: how often a method's verdict changes when what must not matter changes, and how
+often it changes when the deciding fact does.
+
+    python bench/corpus/invariance.py [--corpus bench/data/corpus] [--method checklist]
+        [--limit N] [--json OUT.json]
+
+Changes that must not matter, each applied to every narrative of the corpus (the flip rate is
+the share whose verdict differs from the method's verdict on the narrative as written):
+
+- ``before``, ``inside``, ``after``: a sentence about nothing the law cares for (the weather,
+  parking, lunch; ``bench/corpus/neutral.txt``, written apart) added before the narrative,
+  after its first sentence, or after it;
+- ``greeting``: a greeting before it; ``emoji``: an emoji after it;
+- ``rename``: the people the writer labelled by name renamed throughout.
+
+What must matter: ``negated``, the writer's twin (the same narrative with the deciding fact
+the other way and the gold verdict with it): the share of twin pairs whose verdicts differ.
+Targets (issue 27): under 2% where nothing should change, over 90% where the deciding fact is
+negated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.ingest.corpus import Narrative, read_corpus
+from privacy_checklist.reasoning.text import sentence_spans
+
+HERE = Path(__file__).resolve().parent
+NEUTRAL = HERE / "neutral.txt"
+GREETINGS = ("Hi there.", "Good morning!", "Hello, hope you're well.", "Hey —")
+EMOJI = (" 🙂", " 🙏", " 😕", " 👍")
+#: invented names a renamed person takes (first, last)
+NAMES = (
+    ("Ilse", "Varga"), ("Tomasz", "Okonkwo"), ("Priya", "Halvorsen"), ("Mateo", "Lindqvist"),
+    ("Adaeze", "Moreau"), ("Keanu", "Brandt"), ("Sofia", "Nakashima"), ("Ruben", "Achterberg"),
+)  # fmt: skip
+_NAME = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?([A-Z][a-z]+)(?:\s+([A-Z][a-z'’-]+))?$")
+
+
+def neutral_sentences(path: Path = NEUTRAL) -> list[str]:
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def renamed(narrative: Narrative, rng: random.Random) -> str | None:
+    """The narrative with each labelled party that is a person's name renamed (None: none)."""
+    text = narrative.text
+    done = False
+    for flow in narrative.flows:
+        for said in flow.parts.values():
+            found = _NAME.match(said.words.strip())
+            if found is None or said.words not in text:
+                continue
+            first, last = rng.choice(NAMES)
+            words = said.words.replace(found.group(1), first)
+            if found.group(2):
+                words = words.replace(found.group(2), last)
+                text = re.sub(rf"\b{re.escape(found.group(2))}\b", last, text)
+            text = text.replace(said.words, words)
+            text = re.sub(rf"\b{re.escape(found.group(1))}\b", first, text)
+            done = True
+    return text if done else None
+
+
+def variants(narrative: Narrative, neutral: Sequence[str], rng: random.Random) -> dict[str, str]:
+    """The narrative changed in each way that must not matter (module docstring)."""
+    text = narrative.text
+    filler = rng.choice(neutral)
+    spans = sentence_spans(text)
+    out = {
+        "before": f"{filler} {text}",
+        "after": f"{text} {filler}",
+        "greeting": f"{rng.choice(GREETINGS)} {text}",
+        "emoji": text + rng.choice(EMOJI),
+    }
+    if len(spans) > 1:
+        cut = spans[0][1]
+        out["inside"] = f"{text[:cut]} {filler}{text[cut:]}"
+    name = renamed(narrative, rng)
+    if name is not None:
+        out["rename"] = name
+    return out
+
+
+def measure(
+    narratives: Sequence[Narrative], decide: Callable[[str], str], neutral: Sequence[str]
+) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    rng = random.Random(27)
+    verdicts: dict[str, str] = {}
+    flips: dict[str, list[int]] = {}
+    for narrative in tqdm(narratives, desc="narratives", unit="case", file=sys.stderr):
+        base = verdicts[narrative.id] = decide(narrative.text)
+        for kind, text in variants(narrative, neutral, rng).items():
+            counts = flips.setdefault(kind, [0, 0])
+            counts[0] += decide(text) != base
+            counts[1] += 1
+    ids = {n.id: n for n in narratives}
+    pairs = {
+        tuple(sorted((n.id, n.twin)))
+        for n in narratives
+        if n.twin in ids and ids[n.twin].verdict != n.verdict
+    }
+    apart = sum(verdicts[a] != verdicts[b] for a, b in pairs)
+    unchanged = [sum(c[0] for c in flips.values()), sum(c[1] for c in flips.values())]
+    return {
+        "must_not_matter": {
+            kind: {"flip_rate": round(c[0] / c[1], 4), "n": c[1]} for kind, c in flips.items()
+        },
+        "must_not_matter_all": round(unchanged[0] / unchanged[1], 4) if unchanged[1] else None,
+        "negated": {
+            "changed_rate": round(apart / len(pairs), 4) if pairs else None,
+            "pairs": len(pairs),
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=HERE.parent / "data" / "corpus")
+    parser.add_argument("--method", default="checklist")
+    parser.add_argument("--limit", type=int, help="the first N narratives of each writer")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    corpus = read_corpus(sorted(args.corpus.glob("*.jsonl")))
+    if not corpus.narratives:
+        parser.error(f"{args.corpus}: no narratives")
+    narratives = corpus.narratives
+    if args.limit:  # the first N of each writer, and their twins
+        counts: dict[str, int] = {}
+        first = []
+        for narrative in narratives:
+            counts[narrative.writer] = counts.get(narrative.writer, 0) + 1
+            if counts[narrative.writer] <= args.limit:
+                first.append(narrative)
+        wanted = {n.id for n in first}
+        narratives = first + [n for n in narratives if n.id not in wanted and n.twin in wanted]
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.methods import build_method
+
+    kb = kbmod.load(None)
+    index = None
+    if args.method != "checklist":
+        from privacy_checklist.retrieval.index import RetrievalIndex
+
+        index = RetrievalIndex(kb, embeddings=args.method == "offline")
+    reasoner = build_method(args.method, kb, index, None)
+    result = {
+        "method": args.method,
+        **measure(narratives, lambda t: reasoner.check(t).label.value, neutral_sentences()),
+    }
+    print(json.dumps({k: v for k, v in result.items()}, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,214 @@
+"""Leave-writer-out: a method's figures on each writer of the labelled corpus, short and long
+narratives apart, with what its reader read of the facts and whether it tells twins apart.
+
+    python bench/corpus/measure.py [--corpus bench/data/corpus] [--method checklist]
+        [--writers w01,w02] [--json OUT.json]
+
+A method that learns nothing from the corpus (the checklist's rules, the shipped models) is
+measured on every writer as it stands: each writer's figure is that writer's first reading.
+A reader that learns from the corpus is fitted on the other writers each time (``--method``
+names it). Per writer and overall:
+
+- verdicts: accuracy, macro-F1, prohibit F1, short (at most six sentences) and long apart;
+- facts: for each condition the writer labelled on the deciding flow, whether the reader's
+  fact (true / false / not stated) on the flow the checklist decides by is the label's;
+- roles: whether the labelled sender's and recipient's roles are among the roles read;
+- twins: of the pairs whose gold verdicts differ, how many the method gets both right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from privacy_checklist.ingest.corpus import Narrative, read_corpus
+from privacy_checklist.reasoning.text import sentences
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "bench" / "data" / "corpus"
+LABELS = ("permit", "prohibit", "not_applicable")
+SHORT = 6  # sentences
+
+
+def verdict_figures(gold: Sequence[str], said: Sequence[str]) -> dict[str, Any]:
+    """Accuracy, macro-F1 over the three labels and each label's F1 (n: how many)."""
+    n = len(gold)
+    if not n:
+        return {"n": 0}
+    f1 = {}
+    for label in LABELS:
+        tp = sum(g == s == label for g, s in zip(gold, said, strict=True))
+        fp = sum(s == label != g for g, s in zip(gold, said, strict=True))
+        fn = sum(g == label != s for g, s in zip(gold, said, strict=True))
+        f1[label] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    present = [label for label in LABELS if label in gold]
+    return {
+        "n": n,
+        "accuracy": round(sum(g == s for g, s in zip(gold, said, strict=True)) / n, 4),
+        "macro_f1": round(sum(f1[label] for label in present) / len(present), 4),
+        "prohibit_f1": round(f1["prohibit"], 4),
+    }
+
+
+def is_short(text: str) -> bool:
+    return len(sentences(text)) <= SHORT
+
+
+def checklist_method(kb: Any) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    """The shipped checklist: the verdict, and the facts and roles of the flow it decides by."""
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+
+    reasoner = ChecklistReasoner(kb)
+
+    def run(text: str) -> tuple[str, dict[str, Any]]:
+        verdict = reasoner.check(text)
+        report = verdict.checklist
+        flow = report.deciding.flow if report is not None and report.deciding else None
+        read = {
+            "facts": {k: f.value for k, f in flow.facts.items()} if flow else {},
+            "sender_roles": sorted(flow.sender_roles) if flow else [],
+            "recipient_roles": sorted(flow.recipient_roles) if flow else [],
+        }
+        return verdict.label.value, read
+
+    return run
+
+
+def offline_method(kb: Any, fast: bool) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    from privacy_checklist.reasoning.methods import build_method
+    from privacy_checklist.retrieval.index import RetrievalIndex
+
+    index = RetrievalIndex(kb, embeddings=not fast)
+    reasoner = build_method("offline-fast" if fast else "offline", kb, index, None)
+
+    def run(text: str) -> tuple[str, dict[str, Any]]:
+        return reasoner.check(text).label.value, {}
+
+    return run
+
+
+def measure(
+    narratives: Sequence[Narrative], run: Callable[[str], tuple[str, dict[str, Any]]]
+) -> dict[str, Any]:
+    """Every narrative decided, then the figures per writer and overall (module docstring)."""
+    from tqdm import tqdm
+
+    said: dict[str, str] = {}
+    read: dict[str, dict[str, Any]] = {}
+    for narrative in tqdm(narratives, desc="narratives", unit="case", file=sys.stderr):
+        said[narrative.id], read[narrative.id] = run(narrative.text)
+    by_writer: dict[str, list[Narrative]] = defaultdict(list)
+    for narrative in narratives:
+        by_writer[narrative.writer].append(narrative)
+    out: dict[str, Any] = {"writers": {}}
+    for writer, mine in sorted(by_writer.items()):
+        out["writers"][writer] = figures(mine, said, read)
+    out["all"] = figures(list(narratives), said, read)
+    out["said"] = said
+    return out
+
+
+def figures(
+    narratives: Sequence[Narrative], said: dict[str, str], read: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    short = [n for n in narratives if is_short(n.text)]
+    long = [n for n in narratives if not is_short(n.text)]
+    result: dict[str, Any] = {
+        "all": verdict_figures([n.verdict for n in narratives], [said[n.id] for n in narratives]),
+        "short": verdict_figures([n.verdict for n in short], [said[n.id] for n in short]),
+        "long": verdict_figures([n.verdict for n in long], [said[n.id] for n in long]),
+    }
+    facts = [0, 0]
+    by_value: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    roles = [0, 0]
+    for n in narratives:
+        got = read[n.id]
+        if "facts" not in got:
+            continue
+        for fact in n.facts:
+            value = got["facts"].get(fact.kind)
+            right = value is fact.value
+            facts[0] += right
+            facts[1] += 1
+            key = {True: "true", False: "false", None: "not stated"}[fact.value]
+            by_value[key][0] += right
+            by_value[key][1] += 1
+        flow = n.deciding
+        for part, key in (("sender", "sender_roles"), ("recipient", "recipient_roles")):
+            role = flow.parts[part].term if flow is not None else ""
+            if role and role != "no HIPAA role":
+                roles[0] += role in got[key]
+                roles[1] += 1
+    if facts[1]:
+        result["facts"] = {
+            "agreement": round(facts[0] / facts[1], 4),
+            "n": facts[1],
+            **{k: round(v[0] / v[1], 4) for k, v in by_value.items() if v[1]},
+        }
+    if roles[1]:
+        result["roles"] = {"agreement": round(roles[0] / roles[1], 4), "n": roles[1]}
+    ids = {n.id: n for n in narratives}
+    pairs = {
+        tuple(sorted((n.id, n.twin)))
+        for n in narratives
+        if n.twin in ids and ids[n.twin].verdict != n.verdict
+    }
+    told = sum(all(said[i] == ids[i].verdict for i in pair) for pair in pairs)
+    result["twins"] = {"told_apart": told, "pairs": len(pairs)}
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="a folder of WRITER.jsonl")
+    parser.add_argument(
+        "--method", default="checklist", choices=("checklist", "offline", "offline-fast")
+    )
+    parser.add_argument("--writers", help="only these writers (comma-separated)")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    files = sorted(args.corpus.glob("*.jsonl"))
+    if not files:
+        parser.error(f"{args.corpus}: no corpus files (WRITER.jsonl)")
+    corpus = read_corpus(files)
+    for path, row in corpus.skipped:
+        print(f"skipped {path} {row}", file=sys.stderr)
+    narratives = corpus.narratives
+    if args.writers:
+        wanted = set(args.writers.split(","))
+        narratives = [n for n in narratives if n.writer in wanted]
+    from privacy_checklist.kg import kb as kbmod
+
+    kb = kbmod.load(None)
+    run = (
+        checklist_method(kb)
+        if args.method == "checklist"
+        else offline_method(kb, fast=args.method == "offline-fast")
+    )
+    result = {"method": args.method, "skipped": len(corpus.skipped), **measure(narratives, run)}
+    for writer, f in [*result["writers"].items(), ("all", result["all"])]:
+        a, s, lg = f["all"], f["short"], f["long"]
+        line = (
+            f"{writer:>5}  n {a['n']:4d}  acc {a.get('accuracy', 0):.3f}  macro "
+            f"{a.get('macro_f1', 0):.3f}  prohibit {a.get('prohibit_f1', 0):.3f}  | short "
+            f"{s.get('accuracy', 0):.3f} ({s['n']})  long {lg.get('accuracy', 0):.3f} ({lg['n']})"
+        )
+        if "facts" in f:
+            line += f"  | facts {f['facts']['agreement']:.3f}"
+        if "roles" in f:
+            line += f"  roles {f['roles']['agreement']:.3f}"
+        line += f"  | twins {f['twins']['told_apart']}/{f['twins']['pairs']}"
+        print(line)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
