@@ -53,7 +53,26 @@ REAL_DEV = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
 
 
 #: measurements that are a script of ``bench/`` writing its JSON to ``{out}/out.json``
-SCRIPTS = {"speed": ["bench/reasoning.py", "--runs", "3", "--json", "{out}/out.json"]}
+SCRIPTS = {
+    "speed": ["bench/reasoning.py", "--runs", "3", "--json", "{out}/out.json"],
+    **{
+        f"corpus-{method}": [
+            "bench/corpus/measure.py",
+            "--method",
+            method,
+            "--json",
+            "{out}/out.json",
+        ]
+        for method in ("checklist", "offline-fast")
+    },
+    "corpus-invariance": [
+        "bench/corpus/invariance.py",
+        "--limit",
+        "12",
+        "--json",
+        "{out}/out.json",
+    ],
+}
 #: the learned layers' model files, whose cross-validated figures the page shows as they are
 MODELS = {
     "with the sentence embedding": "reasoning/data/checklist_blend_embed_model.json",
@@ -68,16 +87,32 @@ def measurements() -> dict[str, list[str]]:
     for method in ("checklist", "offline-fast"):
         for name, path in NARRATIVES.items():
             out[f"eval-{method}-{name}"] = [
-                "eval", "--cases", path, "--method", method, "--out", "{out}", "--json",
-            ]  # fmt: skip
+                "eval",
+                "--cases",
+                path,
+                "--method",
+                method,
+                "--out",
+                "{out}",
+                "--json",
+            ]
         out[f"eval-{method}-real-dev"] = [
-            "eval", "--cases", str(SHARED / REAL_DEV), "--method", method, "--out", "{out}",
+            "eval",
+            "--cases",
+            str(SHARED / REAL_DEV),
+            "--method",
+            method,
+            "--out",
+            "{out}",
             "--json",
-        ]  # fmt: skip
+        ]
     for name, file in GUARD_SETS.items():
         out[f"guard-{name.replace(' ', '')}"] = [
-            "guard-eval", "--file", f"tests/data/{file}", "--json",
-        ]  # fmt: skip
+            "guard-eval",
+            "--file",
+            f"tests/data/{file}",
+            "--json",
+        ]
     for name, file in ANSWER_SETS.items():
         out[f"answers-{name}"] = ["answers", "--file", f"tests/data/{file}", "--json"]
     return out
@@ -181,9 +216,15 @@ def _speed_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     out, command = found["output"], found["command"]
     check = out["pcheck check"]
     rows = [
-        (["one `pcheck check` (fresh process, median)", f"{check['median_s']:.2f} s wall",
-          f"{check['peak_mb']:.0f} MB"], command),
-    ]  # fmt: skip
+        (
+            [
+                "one `pcheck check` (fresh process, median)",
+                f"{check['median_s']:.2f} s wall",
+                f"{check['peak_mb']:.0f} MB",
+            ],
+            command,
+        ),
+    ]
     for key, what in (
         ("checklist-short", "checklist, short narratives, once loaded"),
         ("checklist-long", "checklist, real dev court cases (learned layer), once loaded"),
@@ -211,6 +252,84 @@ def _model_rows() -> list[str]:
     return _table(["learned layer", "part", "accuracy", "macro-F1", "prohibit F1"], rows)
 
 
+def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    rows = []
+    for method in ("checklist", "offline-fast"):
+        found = results.get(f"corpus-{method}")
+        if found is None:
+            continue
+        out = found["output"]
+        a, s, lg, t = (out["all"][k] for k in ("all", "short", "long", "twins"))
+        worst = min(w["all"]["accuracy"] for w in out["writers"].values())
+        cells = [
+            method,
+            len(out["writers"]),
+            a["n"],
+            float(a["accuracy"]),
+            float(a["macro_f1"]),
+            float(a["prohibit_f1"]),
+            float(s.get("accuracy", 0)),
+            float(lg.get("accuracy", 0)),
+            f"{t['told_apart']}/{t['pairs']}",
+            float(worst),
+        ]
+        rows.append((cells, found["command"]))
+    if not rows:
+        return ["Not measured yet (`python bench/results.py run --only corpus`)."]
+    columns = [
+        "method",
+        "writers",
+        "n",
+        "accuracy",
+        "macro-F1",
+        "prohibit F1",
+        "short",
+        "long",
+        "twins both right",
+        "worst writer",
+    ]
+    return _table(columns, rows)
+
+
+def _writer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    found = {m: results.get(f"corpus-{m}") for m in ("checklist", "offline-fast")}
+    if found["checklist"] is None:
+        return []
+    writers = found["checklist"]["output"]["writers"]
+    out = ["| writer | n | checklist | offline-fast |", "|---|---|---|---|"]
+    for writer, figures in writers.items():
+        other = found["offline-fast"]
+        fast = other["output"]["writers"].get(writer) if other else None
+        out.append(
+            f"| {writer} | {figures['all']['n']} | {_f(figures['all']['accuracy'])} | "
+            f"{_f(fast['all']['accuracy']) if fast else '–'} |"
+        )
+    return out
+
+
+def _invariance_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    found = results.get("corpus-invariance")
+    if found is None:
+        return ["Not measured yet (`python bench/results.py run --only invariance`)."]
+    out = found["output"]
+    rows = [
+        ([f"{kind} (must not change)", c["n"], float(c["flip_rate"])], found["command"])
+        for kind, c in out["must_not_matter"].items()
+    ]
+    negated = out["negated"]
+    rows.append(
+        (
+            [
+                "the deciding fact negated (must change)",
+                negated["pairs"],
+                float(negated["changed_rate"] or 0),
+            ],
+            found["command"],
+        )
+    )
+    return _table(["change", "n", "verdicts changed"], rows)
+
+
 def render(folder: Path = OUT) -> str:
     """The results page made from the outputs in ``folder``."""
     results = _load(folder)
@@ -230,6 +349,25 @@ def render(folder: Path = OUT) -> str:
         "## Verdicts (`pcheck eval`)",
         "",
         *_eval_rows(results),
+        "",
+        "## The labelled corpus (issue 27): each writer read as written",
+        "",
+        "Narratives by independent writers, each with its own register and its share of the "
+        "law's permissions, prohibitions and exclusions, written as twin pairs that differ in "
+        "the deciding fact (`bench/data/corpus/`, `bench/corpus/make_briefs.py`). No method "
+        "here was fitted or changed on them, so each writer's figure is its first reading. "
+        "Short: at most six sentences. Twins: the pairs whose gold verdicts differ, both read "
+        "right.",
+        "",
+        *_corpus_rows(results),
+        "",
+        *_writer_rows(results),
+        "",
+        "Invariance, the default method on the first twelve narratives of each writer and "
+        "their twins (`bench/corpus/invariance.py`; the target is under 2% where nothing "
+        "should change and over 90% where the deciding fact is negated):",
+        "",
+        *_invariance_rows(results),
         "",
         "## The guard (`pcheck guard-eval`)",
         "",

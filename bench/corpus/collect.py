@@ -38,8 +38,10 @@ def main() -> int:
         tmp = target.with_suffix(".tmp")
         tmp.write_text("\n".join(out) + "\n", encoding="utf-8")
         tmp.replace(target)
-        verdicts = {v: sum(n.verdict == v for n in corpus.narratives) for v in
-                    ("permit", "prohibit", "not_applicable")}  # fmt: skip
+        verdicts = {
+            v: sum(n.verdict == v for n in corpus.narratives)
+            for v in ("permit", "prohibit", "not_applicable")
+        }
         print(f"{writer}: {len(out)} narratives {verdicts}; {len(corpus.skipped)} lines skipped")
         for _, row in corpus.skipped:
             print(f"  {row}", file=sys.stderr)

@@ -39,9 +39,15 @@ GREETINGS = ("Hi there.", "Good morning!", "Hello, hope you're well.", "Hey —"
 EMOJI = (" 🙂", " 🙏", " 😕", " 👍")
 #: invented names a renamed person takes (first, last)
 NAMES = (
-    ("Ilse", "Varga"), ("Tomasz", "Okonkwo"), ("Priya", "Halvorsen"), ("Mateo", "Lindqvist"),
-    ("Adaeze", "Moreau"), ("Keanu", "Brandt"), ("Sofia", "Nakashima"), ("Ruben", "Achterberg"),
-)  # fmt: skip
+    ("Ilse", "Varga"),
+    ("Tomasz", "Okonkwo"),
+    ("Priya", "Halvorsen"),
+    ("Mateo", "Lindqvist"),
+    ("Adaeze", "Moreau"),
+    ("Keanu", "Brandt"),
+    ("Sofia", "Nakashima"),
+    ("Ruben", "Achterberg"),
+)
 _NAME = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?([A-Z][a-z]+)(?:\s+([A-Z][a-z'’-]+))?$")
 
 

@@ -20,6 +20,11 @@ from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
 #: the writers (register, voice, length band, short or long) and the exclusions
 PROFILES = json.loads((Path(__file__).with_name("writers.json")).read_text(encoding="utf-8"))
 WRITERS = [(w["register"], w["voice"], w["length"], w["size"]) for w in PROFILES["writers"]]
+#: writers added later: (profile, their pairs of permissions, prohibitions, exclusions)
+EXTRA = [
+    ((w["register"], w["voice"], w["length"], w["size"]), tuple(w["pairs"]))
+    for w in PROFILES.get("extra_writers", [])
+]
 EXCLUSIONS = [(x["what"], x["how"]) for x in PROFILES["exclusions"]]
 
 SCHEMA = """
@@ -125,12 +130,32 @@ def main(out: Path) -> None:
     prohib_order = [p for _ in range(30) for p in rng.sample(prohibitions, len(prohibitions))]
     excl_order = [e for _ in range(40) for e in rng.sample(EXCLUSIONS, len(EXCLUSIONS))]
     kinds_used: set[str] = set()
+    shares = []
     for number, (register, voice, band, size) in enumerate(WRITERS, start=1):
-        wid = f"w{number:02d}"
         pairs, bans, excl = (40, 10, 12) if size == "short" else (28, 8, 10)
-        mine_p = perm_order[(number - 1) :: n][:pairs]
-        mine_b = prohib_order[(number - 1) :: n][:bans]
-        mine_x = excl_order[(number - 1) :: n][:excl]
+        shares.append(
+            (
+                (register, voice, band, size),
+                perm_order[(number - 1) :: n][:pairs],
+                prohib_order[(number - 1) :: n][:bans],
+                excl_order[(number - 1) :: n][:excl],
+            )
+        )
+    for offset, (profile, (pairs, bans, excl)) in enumerate(EXTRA):
+        extra = random.Random(270 + offset)  # drawn apart: the first briefs stay as they were
+        shares.append(
+            (
+                profile,
+                extra.sample(permissions, pairs),
+                extra.sample(prohibitions, bans),
+                extra.sample(EXCLUSIONS, excl),
+            )
+        )
+    for number, ((register, voice, band, _size), mine_p, mine_b, mine_x) in enumerate(
+        shares, start=1
+    ):
+        wid = f"w{number:02d}"
+        pairs, bans, excl = len(mine_p), len(mine_b), len(mine_x)
         lines = [
             f"# Your brief (writer {wid})",
             "",
@@ -219,7 +244,7 @@ def main(out: Path) -> None:
     ]
     for kind_id, kind in catalogue.kinds.items():
         vocab.append(f"- `{kind_id}` ({kind.label}): {kind.question}")
-    for number in range(1, n + 1):
+    for number in range(1, len(shares) + 1):
         wid = f"w{number:02d}"
         brief = out / wid / "brief.md"
         text = brief.read_text(encoding="utf-8")
@@ -227,7 +252,7 @@ def main(out: Path) -> None:
             text + "\n".join(vocab) + "\n" + SCHEMA.replace("WID", wid) + RULES,
             encoding="utf-8",
         )
-    print(f"{n} briefs in {out}")
+    print(f"{len(shares)} briefs in {out}")
 
 
 if __name__ == "__main__":

@@ -64,8 +64,13 @@ def main() -> int:
     encoder = model()
     rows, labels, groups, writers_of = [], [], [], []
     questions = {k: catalogue.question(k) for k in kinds}
-    qvec = dict(zip(kinds, encoder.encode([questions[k] for k in kinds],
-                                          normalize_embeddings=True), strict=True))  # fmt: skip
+    qvec = dict(
+        zip(
+            kinds,
+            encoder.encode([questions[k] for k in kinds], normalize_embeddings=True),
+            strict=True,
+        )
+    )
     narratives = [n for n in corpus.narratives if any(f.kind in qvec for f in n.facts)]
     texts = [sentences(n.text) or [n.text] for n in narratives]
     flat = [s for ss in texts for s in ss]

@@ -1,0 +1,178 @@
+"""An experiment (issue 27): the checklist's learned layer, leave-writer-out on the corpus.
+
+    python bench/experiments/blend_lwo.py [--corpus bench/data/corpus] [--embed] [--json OUT]
+
+Compares, per writer and short / long apart (at most six sentences is short):
+
+- ``checklist alone``: the checklist's own verdict (the most serious flow decides);
+- ``shipped layer``: the default today — the checklist, and on a narrative of 600 characters
+  or more the shipped learned layer (fitted on the synthetic GoldCoin cases);
+- ``refit, long``: the same layer's features (the checklist's outcome and the offline
+  features, with the sentence embedding when ``--embed``), the logistic regression fitted on
+  the other writers (C and class weights chosen by cross-validation on them, grouped by writer),
+  applied where the shipped one is;
+- ``refit, all``: that refit layer on every narrative, whatever its length (one model).
+
+Features are computed once per narrative; only the fits change with the writer left out.
+Not shipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privacy_checklist.ingest.corpus import read_corpus
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "corpus"))
+
+from measure import is_short, verdict_figures  # noqa: E402
+
+GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+
+
+def choose(x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> dict[str, Any]:
+    """C and class weighting by cross-validation grouped by writer (macro-F1, then accuracy)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.model_selection import GroupKFold, cross_val_predict
+
+    best: tuple[tuple[float, float], dict[str, Any]] | None = None
+    splits = GroupKFold(n_splits=min(5, len(set(groups))))
+    for balanced in (True, False):
+        for c in GRID:
+            params = {"C": c, "class_weight": "balanced" if balanced else None}
+            predicted = cross_val_predict(
+                LogisticRegression(max_iter=5000, **params), x, y, cv=splits, groups=groups
+            )
+            score = (
+                float(f1_score(y, predicted, average="macro")),
+                float(accuracy_score(y, predicted)),
+            )
+            if best is None or score > best[0]:
+                best = (score, params)
+    assert best is not None
+    return best[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=REPO / "bench" / "data" / "corpus")
+    parser.add_argument("--embed", action="store_true")
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="case CSVs measured as writers of their own (the file's name)",
+    )
+    parser.add_argument(
+        "--train-only",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="case CSVs always in the fit, never measured (synthetic cases)",
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    from sklearn.linear_model import LogisticRegression
+    from tqdm import tqdm
+
+    from privacy_checklist.ingest.cases import read_cases
+    from privacy_checklist.ingest.corpus import Narrative
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist.decide import combine
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned.blend import (
+        checklist_features,
+        is_long,
+        offline_features,
+    )
+
+    narratives = read_corpus(sorted(args.corpus.glob("*.jsonl"))).narratives
+    for path in [*args.cases, *args.train_only]:
+        group = ("train-only:" if path in args.train_only else "") + path.stem
+        narratives += [
+            Narrative(id=f"{path.stem}:{c.case_id}", writer=group, text=c.text, verdict=c.expected)
+            for c in read_cases(path)
+            if c.expected
+        ]
+    kb = kbmod.load(None)
+    reasoner = ChecklistReasoner(kb)
+    features = offline_features(kb, embed=args.embed)
+    rows, alone, shipped = [], {}, {}
+    for n in tqdm(narratives, desc="features", file=sys.stderr):
+        checklists = reasoner.checklists(n.text)
+        case = combine(checklists)
+        alone[n.id] = case.label if case is not None else "not_applicable"
+        shipped[n.id] = reasoner.verdict(checklists, n.text).label.value
+        rows.append(checklist_features(checklists) + features(n.text)[0].tolist())
+    x_raw = np.asarray(rows, dtype=float)
+    y = np.array([n.verdict for n in narratives])
+    g = np.array([n.writer for n in narratives])
+    refit: dict[str, str] = {}
+    measured = sorted(w for w in set(g) if not w.startswith("train-only:"))
+    for writer in tqdm(measured, desc="writers", file=sys.stderr):
+        train = g != writer
+        mean, scale = x_raw[train].mean(axis=0), x_raw[train].std(axis=0)
+        scale[scale == 0] = 1.0
+        x = (x_raw - mean) / scale
+        params = choose(x[train], y[train], g[train])
+        fitted = LogisticRegression(max_iter=5000, **params).fit(x[train], y[train])
+        for n, label in zip(
+            (n for n in narratives if n.writer == writer), fitted.predict(x[~train]), strict=True
+        ):
+            refit[n.id] = str(label)
+    narratives = [n for n in narratives if n.writer in measured]
+    y = np.array([n.verdict for n in narratives])
+    g = np.array([n.writer for n in narratives])
+    methods = {
+        "checklist alone": alone,
+        "shipped layer": shipped,
+        "refit, long": {n.id: refit[n.id] if is_long(n.text) else alone[n.id] for n in narratives},
+        "refit, all": refit,
+    }
+    result: dict[str, Any] = {}
+    ids = {n.id: n for n in narratives}
+    pairs = {
+        tuple(sorted((n.id, n.twin)))
+        for n in narratives
+        if n.twin in ids and ids[n.twin].verdict != n.verdict
+    }
+    for name, said in methods.items():
+        short = [n for n in narratives if is_short(n.text)]
+        long = [n for n in narratives if not is_short(n.text)]
+        told = sum(all(said[i] == ids[i].verdict for i in pair) for pair in pairs)
+        result[name] = {
+            "all": verdict_figures(list(y), [said[n.id] for n in narratives]),
+            "short": verdict_figures([n.verdict for n in short], [said[n.id] for n in short]),
+            "long": verdict_figures([n.verdict for n in long], [said[n.id] for n in long]),
+            "twins": f"{told}/{len(pairs)}",
+            "writers": {
+                w: verdict_figures(
+                    [n.verdict for n in narratives if n.writer == w],
+                    [said[n.id] for n in narratives if n.writer == w],
+                )["accuracy"]
+                for w in sorted(set(g))
+            },
+        }
+        r = result[name]
+        print(
+            f"{name:16s} all {r['all']['accuracy']:.3f}/{r['all']['macro_f1']:.3f}/"
+            f"{r['all']['prohibit_f1']:.3f}  short {r['short']['accuracy']:.3f} "
+            f"({r['short']['n']})  long {r['long']['accuracy']:.3f} ({r['long']['n']})  "
+            f"twins {r['twins']}  worst writer {min(r['writers'].values()):.3f}"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
