@@ -95,6 +95,20 @@ class Corpus:
         return sorted({n.writer for n in self.narratives})
 
 
+def twin_pairs(narratives: Iterable[Narrative]) -> list[tuple[Narrative, Narrative]]:
+    """The twin pairs among ``narratives`` whose gold verdicts differ (each pair once, in the
+    order of their ids): the pairs a reader must tell apart by the deciding fact."""
+    ids = {n.id: n for n in narratives}
+    keys = sorted(
+        {
+            tuple(sorted((n.id, n.twin)))
+            for n in ids.values()
+            if n.twin in ids and ids[n.twin].verdict != n.verdict
+        }
+    )
+    return [(ids[a], ids[b]) for a, b in keys]
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 

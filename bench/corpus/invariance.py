@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.ingest.corpus import Narrative, read_corpus
+from privacy_checklist.ingest.corpus import Narrative, read_corpus, twin_pairs
 from privacy_checklist.reasoning.text import sentence_spans
 
 HERE = Path(__file__).resolve().parent
@@ -110,12 +110,7 @@ def measure(
             counts = flips.setdefault(kind, [0, 0])
             counts[0] += decide(text) != base
             counts[1] += 1
-    ids = {n.id: n for n in narratives}
-    pairs = {
-        tuple(sorted((n.id, n.twin)))
-        for n in narratives
-        if n.twin in ids and ids[n.twin].verdict != n.verdict
-    }
+    pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
     apart = sum(verdicts[a] != verdicts[b] for a, b in pairs)
     unchanged = [sum(c[0] for c in flips.values()), sum(c[1] for c in flips.values())]
     return {

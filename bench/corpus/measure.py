@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.ingest.corpus import Narrative, read_corpus
+from privacy_checklist.ingest.corpus import Narrative, read_corpus, twin_pairs
 from privacy_checklist.reasoning.text import sentences
 
 REPO = Path(__file__).resolve().parents[2]
@@ -153,11 +153,7 @@ def figures(
     if roles[1]:
         result["roles"] = {"agreement": round(roles[0] / roles[1], 4), "n": roles[1]}
     ids = {n.id: n for n in narratives}
-    pairs = {
-        tuple(sorted((n.id, n.twin)))
-        for n in narratives
-        if n.twin in ids and ids[n.twin].verdict != n.verdict
-    }
+    pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
     told = sum(all(said[i] == ids[i].verdict for i in pair) for pair in pairs)
     result["twins"] = {"told_apart": told, "pairs": len(pairs)}
     return result

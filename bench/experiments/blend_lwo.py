@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from privacy_checklist.ingest.corpus import read_corpus
+from privacy_checklist.ingest.corpus import read_corpus, twin_pairs
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "corpus"))
@@ -140,11 +140,7 @@ def main() -> int:
     }
     result: dict[str, Any] = {}
     ids = {n.id: n for n in narratives}
-    pairs = {
-        tuple(sorted((n.id, n.twin)))
-        for n in narratives
-        if n.twin in ids and ids[n.twin].verdict != n.verdict
-    }
+    pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
     for name, said in methods.items():
         short = [n for n in narratives if is_short(n.text)]
         long = [n for n in narratives if not is_short(n.text)]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from privacy_checklist.ingest.corpus import read_corpus
+from privacy_checklist.ingest.corpus import read_corpus, twin_pairs
 from privacy_checklist.reasoning.text import sentences
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,11 +141,7 @@ def main() -> int:
         for writer in sorted(set(g)):
             mine = [n for n in narratives if n.writer == writer]
             per[writer] = verdict_figures([m.verdict for m in mine], [said[m.id] for m in mine])
-        pairs = {
-            tuple(sorted((n.id, n.twin)))
-            for n in narratives
-            if n.twin in ids and ids[n.twin].verdict != n.verdict
-        }
+        pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
         told = sum(all(said[i] == ids[i].verdict for i in pair) for pair in pairs)
         result["writers"][name] = per
         result[name] = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from privacy_checklist.ingest.corpus import read_corpus
+from privacy_checklist.ingest.corpus import read_corpus, twin_pairs
 from privacy_checklist.reasoning.text import sentences
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,11 +60,7 @@ def main() -> int:
         mine = [n for n in narratives if n.writer == writer]
         per[writer] = verdict_figures([n.verdict for n in mine], [said[n.id] for n in mine])
     ids = {n.id: n for n in narratives}
-    pairs = {
-        tuple(sorted((n.id, n.twin)))
-        for n in narratives
-        if n.twin in ids and ids[n.twin].verdict != n.verdict
-    }
+    pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
     told = sum(all(said[i] == ids[i].verdict for i in pair) for pair in pairs)
     result = {
         "leave_writer_out": per,

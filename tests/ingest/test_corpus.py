@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from privacy_checklist.ingest.cases import CaseFileError, read_case_file
-from privacy_checklist.ingest.corpus import read_corpus
+from privacy_checklist.ingest.corpus import read_corpus, twin_pairs
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "corpus" / "w01.jsonl"
 
@@ -67,3 +67,11 @@ def test_a_missing_or_undecodable_file_is_one_line(tmp_path: Path) -> None:
     bad.write_bytes(b"\xff\xfe{}")
     with pytest.raises(CaseFileError, match="not UTF-8"):
         read_corpus([bad])
+
+
+def test_twin_pairs_are_the_pairs_whose_verdicts_differ() -> None:
+    narratives = read_corpus([SAMPLE]).narratives
+    pairs = twin_pairs(narratives)
+    assert pairs and all(a.twin == b.id and b.twin == a.id for a, b in pairs)
+    assert all(a.verdict != b.verdict for a, b in pairs)
+    assert len({(a.id, b.id) for a, b in pairs}) == len(pairs) == len(narratives) // 2
