@@ -1977,7 +1977,10 @@ class FactReader:
 
     def read(self, narrative: str) -> Reading:
         """The flows of ``narrative`` (at most six, those with health information first), each
-        with the facts the checklist asks, read from the narrative."""
+        with the facts the checklist asks, read from the narrative. A reading depends on the
+        narrative alone: the roles found for a phrase depend on the words around it, so they are
+        kept for one narrative only, never carried into the next."""
+        self._role_cache.clear()
         return Reading(self._flows(narrative), reader=str(self.parser))
 
     def _flows(self, narrative: str) -> list[Flow]:

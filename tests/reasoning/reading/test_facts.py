@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -716,3 +717,20 @@ def test_the_question_names_the_flow_and_its_pronouns_resolve(reader: FactReader
     asked = [f for f in flows if f.question]
     assert len(asked) == 1
     assert "family member" in asked[0].recipient_roles
+
+
+def test_a_reading_depends_on_its_narrative_alone(kb: kbmod.KnowledgeBase) -> None:
+    """What the reader read before never changes what it reads now (roles found for a phrase
+    depend on the words around it, so they are not carried from one narrative to the next)."""
+    from privacy_checklist.ingest.corpus import read_corpus
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+
+    corpus = Path(__file__).resolve().parents[3] / "bench" / "data" / "corpus" / "w25.jsonl"
+    texts = {n.id: n.text for n in read_corpus([corpus]).narratives}
+    before, now = texts["w25-003"], texts["w25-103"]  # an urgent care's fax; a gym's notice
+    fresh = ChecklistReasoner(kb, blend=False).check(now)
+    reader = FactReader(kb)
+    reasoner = ChecklistReasoner(kb, reader=reader, blend=False)
+    reasoner.check(before)
+    assert reasoner.check(now).to_json() == fresh.to_json()
+    assert reader.read(now) == FactReader(kb).read(now)
