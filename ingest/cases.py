@@ -179,12 +179,7 @@ def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
     """
     path = Path(path)
     if path.suffix == ".jsonl" and path.is_file():  # a writer's set of the labelled corpus
-        from privacy_checklist.ingest.corpus import read_corpus
-
-        corpus = read_corpus([path])
-        return CaseFile(
-            path, [n.case() for n in corpus.narratives], [row for _, row in corpus.skipped]
-        )
+        return _corpus_file(path)
     if path.is_dir():
         raise CaseFileError(
             f"{path}: is a folder, not a case file; pass one CSV of it (e.g. "
@@ -199,17 +194,7 @@ def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
         with path.open(encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle)
             columns = reader.fieldnames or []
-            if TEXT_COLUMN not in columns:
-                raise CaseFileError(
-                    f"{path}: not a case file (no {TEXT_COLUMN} column"
-                    + (f"; its columns: {', '.join(columns[:8])}" if columns else ", no header")
-                    + ")"
-                )
-            if need_label and LABEL_COLUMN not in columns:
-                raise CaseFileError(
-                    f"{path}: no {LABEL_COLUMN} column (the gold label: {LABEL_HELP}); "
-                    "add one to score the cases"
-                )
+            _check_columns(path, list(columns), need_label)
             last = reader.line_num  # the header's last line
             for number, row in enumerate(reader, start=1):
                 # a row starts after the last one (a cell that ends the file with its line
@@ -252,6 +237,33 @@ def read_case_file(path: Path | str, *, need_label: bool = True) -> CaseFile:
     except csv.Error as exc:
         raise CaseFileError(f"{path}: not a readable CSV ({exc})") from exc
     return CaseFile(path, cases, skipped)
+
+
+def _check_columns(path: Path, columns: list[str], need_label: bool) -> None:
+    """A case CSV's header has the narrative's column (and the gold label's, ``need_label``).
+
+    Raises:
+        CaseFileError: a column missing.
+    """
+    if TEXT_COLUMN not in columns:
+        raise CaseFileError(
+            f"{path}: not a case file (no {TEXT_COLUMN} column"
+            + (f"; its columns: {', '.join(columns[:8])}" if columns else ", no header")
+            + ")"
+        )
+    if need_label and LABEL_COLUMN not in columns:
+        raise CaseFileError(
+            f"{path}: no {LABEL_COLUMN} column (the gold label: {LABEL_HELP}); "
+            "add one to score the cases"
+        )
+
+
+def _corpus_file(path: Path) -> CaseFile:
+    """A writer's set of the labelled corpus as a case file."""
+    from privacy_checklist.ingest.corpus import read_corpus
+
+    corpus = read_corpus([path])
+    return CaseFile(path, [n.case() for n in corpus.narratives], [row for _, row in corpus.skipped])
 
 
 def read_cases(path: Path | str) -> list[Case]:

@@ -1976,11 +1976,8 @@ class FactReader:
     # ----------------------------------------------------------------- reading
 
     def read(self, narrative: str) -> Reading:
-        """The flows of ``narrative`` (at most six, those with health information first), each
-        with the facts the checklist asks, read from the narrative. A reading depends on the
-        narrative alone: the roles found for a phrase depend on the words around it, so they are
-        kept for one narrative only, never carried into the next."""
-        self._role_cache.clear()
+        """The flows of ``narrative`` alone (at most six), with the facts the checklist asks."""
+        self._role_cache.clear()  # a phrase's roles depend on its words around: one narrative
         return Reading(self._flows(narrative), reader=str(self.parser))
 
     def _flows(self, narrative: str) -> list[Flow]:
