@@ -264,6 +264,12 @@ def _model_rows() -> list[str]:
     return _table(["learned layer", "part", "accuracy", "macro-F1", "prohibit F1"], rows)
 
 
+#: the figures of a method on the corpus, as the corpus tables' columns give them
+CORPUS_FIGURES = [
+    "accuracy", "macro-F1", "prohibit F1", "short", "long", "twins both right", "worst writer",
+]  # fmt: skip
+
+
 def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = []
     for method in ("checklist", "offline-fast"):
@@ -288,18 +294,7 @@ def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
         rows.append((cells, found["command"]))
     if not rows:
         return ["Not measured yet (`python bench/results.py run --only corpus`)."]
-    columns = [
-        "method",
-        "writers",
-        "n",
-        "accuracy",
-        "macro-F1",
-        "prohibit F1",
-        "short",
-        "long",
-        "twins both right",
-        "worst writer",
-    ]
+    columns = ["method", "writers", "n", *CORPUS_FIGURES]
     return _table(columns, rows)
 
 
@@ -338,17 +333,7 @@ def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             float(min(r["writers"].values())),
         ]
         rows.append((cells, found["command"]))
-    columns = [
-        "how the checklist is weighed",
-        "n",
-        "accuracy",
-        "macro-F1",
-        "prohibit F1",
-        "short",
-        "long",
-        "twins both right",
-        "worst writer",
-    ]
+    columns = ["how the checklist is weighed", "n", *CORPUS_FIGURES]
     return _table(columns, rows)
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from privacy_checklist.reasoning.reading.types import Fact
 
 
-def _str(value: object) -> str:
+def text_of(value: object) -> str:
+    """A written string field (anything else: "")."""
     return value if isinstance(value, str) else ""
 
 
@@ -68,12 +69,12 @@ class Answer:
         return cls(
             Question(
                 (flow - 1) if isinstance(flow, int) and flow > 0 else 0,
-                _str(data.get("key")),
-                _str(data.get("question")),
-                _str(data.get("why")),
+                text_of(data.get("key")),
+                text_of(data.get("question")),
+                text_of(data.get("why")),
             ),
             answer if isinstance(answer, str) else None,
-            _str(data.get("evidence")),
+            text_of(data.get("evidence")),
             Fact.from_json(data.get("fact")),
-            _str(data.get("problem")) or None,
+            text_of(data.get("problem")) or None,
         )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from privacy_checklist.kg.conditions import Catalogue, Condition
-from privacy_checklist.reasoning.checklist.asked import Answer
+from privacy_checklist.reasoning.checklist.asked import Answer, text_of
 from privacy_checklist.reasoning.checklist.decide import (
     Applicability,
     CheckLabel,
@@ -33,10 +33,6 @@ from privacy_checklist.reasoning.reading.types import Fact, Flow
 
 _STATUSES: tuple[Status, ...] = ("met", "unmet", "unknown")
 _LABELS: tuple[CheckLabel, ...] = ("permit", "prohibit", "not_applicable")
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _items(value: object) -> list[Mapping[str, Any]]:
@@ -94,7 +90,7 @@ class ConditionReport:
             _status(data.get("status")),
             Fact.from_json(data.get("fact")) or Fact(condition.kind, None),
             data.get("presumed") is True,
-            _str(data.get("question")),
+            text_of(data.get("question")),
         )
 
 
@@ -137,13 +133,13 @@ class NormReport:
     def from_json(cls, data: Mapping[str, Any]) -> NormReport:
         conditions = map(ConditionReport.from_json, _items(data.get("conditions")))
         return cls(
-            _str(data.get("node")),
-            _str(data.get("norm_type")),
-            _str(data.get("summary")),
+            text_of(data.get("node")),
+            text_of(data.get("norm_type")),
+            text_of(data.get("summary")),
             _status(data.get("status")),
             tuple(c for c in conditions if c is not None),
-            _str(data.get("fits")),
-            _str(data.get("set_aside")),
+            text_of(data.get("fits")),
+            text_of(data.get("set_aside")),
         )
 
 
@@ -152,18 +148,18 @@ def _applicability(data: object) -> Applicability:
     facts = (Fact.from_json(f) for f in _items(written.get("facts")))
     return Applicability(
         written.get("applies", True) is not False,
-        _str(written.get("reason")),
+        text_of(written.get("reason")),
         tuple(f for f in facts if f is not None),
     )
 
 
 def _turn(data: Mapping[str, Any]) -> Turn:
     return Turn(
-        _str(data.get("kind")),
-        _str(data.get("node")),
-        _str(data.get("question")),
+        text_of(data.get("kind")),
+        text_of(data.get("node")),
+        text_of(data.get("question")),
         _label(data.get("then")),
-        _str(data.get("text")),
+        text_of(data.get("text")),
     )
 
 
@@ -233,15 +229,15 @@ class FlowReport:
             information_types=strings("information"),
         )
         return cls(
-            replace(flow, summary=_str(data.get("flow"))),
+            replace(flow, summary=text_of(data.get("flow"))),
             _applicability(data.get("applicability")),
             tuple(map(NormReport.from_json, _items(data.get("prohibitions")))),
             tuple(map(NormReport.from_json, _items(data.get("candidates")))),
             _label(data.get("verdict")),
             tuple(strings("rests_on")),
-            _str(data.get("explanation")),
+            text_of(data.get("explanation")),
             tuple(map(_turn, _items(data.get("would_change")))),
-            _str(data.get("rule")) or "stated",
+            text_of(data.get("rule")) or "stated",
             data.get("decided", True) is not False,
         )
 
@@ -281,8 +277,8 @@ class Weighed:
         return cls(
             data["label"],
             probabilities,
-            _str(data.get("checklist_label")),
-            _str(data.get("model")),
+            text_of(data.get("checklist_label")),
+            text_of(data.get("model")),
             data.get("embedding") is True,
         )
 
@@ -337,10 +333,10 @@ class CaseReport:
         rests = data.get("rests_on")
         before = data.get("before_llm")
         return cls(
-            label=_str(data.get("verdict")),
-            explanation=_str(data.get("explanation")),
-            rule=_str(data.get("rule")) or "stated",
-            parser=_str(data.get("parser")),
+            label=text_of(data.get("verdict")),
+            explanation=text_of(data.get("explanation")),
+            rule=text_of(data.get("rule")) or "stated",
+            parser=text_of(data.get("parser")),
             flows=tuple(map(FlowReport.from_json, _items(data.get("flows")))),
             deciding=FlowReport.from_json(data) if "flow" in data else None,
             rests_on=tuple(r for r in rests if isinstance(r, str))
