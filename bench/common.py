@@ -73,3 +73,64 @@ def percentile(values: list[float], q: float) -> float:
         return 0.0
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def write_json(path: Path | None, data: object) -> None:
+    """A measurement's figures as JSON at ``path`` (nothing when None), whole or not at all."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def collect_sets(
+    doc: str, file_name: str, target: Path, take: Callable[[str, Path], tuple[list[str], list[str]]]
+) -> int:
+    """The command that takes finished writers' sets into a corpus: ``SOURCE WRITER ...``, each
+    writer's ``SOURCE/WRITER/file_name`` read by ``take(writer, path)`` into the lines kept and
+    the reasons for those skipped, written to ``target/WRITER.jsonl`` whole; a set already there
+    is left as it is unless ``--replace`` (a set is read once, as written, before anything
+    changes on it). Skipped lines are listed on stderr, never silently dropped."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("source", type=Path, help=f"the writers' folders (WRITER/{file_name})")
+    parser.add_argument("writers", nargs="+")
+    parser.add_argument("--replace", action="store_true")
+    args = parser.parse_args()
+    target.mkdir(parents=True, exist_ok=True)
+    for writer in args.writers:
+        out = target / f"{writer}.jsonl"
+        if out.exists() and not args.replace:
+            print(f"{writer}: already in the corpus (--replace to take it again)")
+            continue
+        kept, skipped = take(writer, args.source / writer / file_name)
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        tmp.replace(out)
+        print(f"{writer}: {len(kept)} kept; {len(skipped)} lines skipped")
+        for reason in skipped:
+            print(f"  {reason}", file=sys.stderr)
+    return 0
+
+
+def json_rows(
+    writer: str, path: Path, check: Callable[[object], dict]
+) -> tuple[list[str], list[str]]:
+    """A writer's JSON lines, each checked by ``check`` (a ValueError says why it is unusable)
+    and marked with its writer; ids must not repeat. Returns the lines kept and the reasons
+    for those skipped."""
+    kept, skipped, ids = [], [], set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = check(json.loads(line))
+            if row.get("id") in ids:
+                raise ValueError(f"id {row.get('id')!r} repeated")
+        except ValueError as exc:  # json.JSONDecodeError is one
+            skipped.append(f"line {number}: {exc}")
+            continue
+        ids.add(row.get("id"))
+        kept.append(json.dumps({**row, "writer": writer}, ensure_ascii=False))
+    return kept, skipped

@@ -168,7 +168,7 @@ def main() -> int:
     )
     for task, label in (
         ("checklist-short", "checklist on the short narratives of the regression set"),
-        ("checklist-long", "checklist on the real dev court cases (with the learned layer)"),
+        ("checklist-long", "checklist on the real dev court cases"),
     ):
         samples = [
             run_child(__file__, task, "--shared", str(args.shared)) for _ in range(args.runs)

@@ -63,7 +63,7 @@ SCRIPTS = {
             "--json",
             "{out}/out.json",
         ]
-        for method in ("checklist", "offline-fast")
+        for method in ("checklist-alone", "offline-fast")
     },
     "corpus-invariance": [
         "bench/corpus/invariance.py",
@@ -72,8 +72,13 @@ SCRIPTS = {
         "--json",
         "{out}/out.json",
     ],
+    "guard-corpus": ["bench/guard_corpus/measure.py", "--json", "{out}/out.json"],
+    "answer-corpus": ["bench/answer_corpus/measure.py", "--json", "{out}/out.json"],
     "corpus-layer": [
         "bench/experiments/blend_lwo.py",
+        "--embed",
+        "--grid",
+        *("0.001", "0.003", "0.01", "0.03", "0.1"),
         "--cases",
         *NARRATIVES.values(),
         "--train-only",
@@ -239,7 +244,7 @@ def _speed_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     ]
     for key, what in (
         ("checklist-short", "checklist, short narratives, once loaded"),
-        ("checklist-long", "checklist, real dev court cases (learned layer), once loaded"),
+        ("checklist-long", "checklist, real dev court cases, once loaded"),
         ("offline", "offline, real dev court cases, once loaded"),
         ("offline-fast", "offline-fast, real dev court cases, once loaded"),
     ):
@@ -270,10 +275,24 @@ CORPUS_FIGURES = [
 ]  # fmt: skip
 
 
+#: the corpus measurements of :func:`_corpus_rows`, and what each row is called
+CORPUS_METHODS = {
+    "first-reading": "checklist, first reading",
+    "checklist-alone": "checklist alone (no learned layer)",
+    "offline-fast": "offline-fast",
+}
+
+
+def _command(found: dict[str, Any]) -> str:
+    """A measurement's command, with the commit to check out when it was measured at one."""
+    commit = found.get("commit")
+    return f"git checkout {commit} && {found['command']}" if commit else found["command"]
+
+
 def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = []
-    for method in ("checklist", "offline-fast"):
-        found = results.get(f"corpus-{method}")
+    for key, method in CORPUS_METHODS.items():
+        found = results.get(f"corpus-{key}")
         if found is None:
             continue
         out = found["output"]
@@ -291,7 +310,7 @@ def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             f"{t['told_apart']}/{t['pairs']}",
             float(worst),
         ]
-        rows.append((cells, found["command"]))
+        rows.append((cells, _command(found)))
     if not rows:
         return ["Not measured yet (`python bench/results.py run --only corpus`)."]
     columns = ["method", "writers", "n", *CORPUS_FIGURES]
@@ -299,18 +318,23 @@ def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def _writer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
-    found = {m: results.get(f"corpus-{m}") for m in ("checklist", "offline-fast")}
-    if found["checklist"] is None:
+    found = {key: results.get(f"corpus-{key}") for key in CORPUS_METHODS}
+    writers: dict[str, int] = {}
+    for measured in found.values():
+        for writer, figures in (measured["output"]["writers"] if measured else {}).items():
+            writers.setdefault(writer, figures["all"]["n"])
+    if not writers:
         return []
-    writers = found["checklist"]["output"]["writers"]
-    out = ["| writer | n | checklist | offline-fast |", "|---|---|---|---|"]
-    for writer, figures in writers.items():
-        other = found["offline-fast"]
-        fast = other["output"]["writers"].get(writer) if other else None
-        out.append(
-            f"| {writer} | {figures['all']['n']} | {_f(figures['all']['accuracy'])} | "
-            f"{_f(fast['all']['accuracy']) if fast else '–'} |"
-        )
+    out = ["| writer | n | " + " | ".join(CORPUS_METHODS.values()) + " |"]
+    out.append("|---|---|" + "---|" * len(CORPUS_METHODS))
+    for writer, n in writers.items():
+        cells = [
+            _f(measured["output"]["writers"][writer]["all"]["accuracy"])
+            if measured and writer in measured["output"]["writers"]
+            else "–"
+            for measured in found.values()
+        ]
+        out.append(f"| {writer} | {n} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -335,6 +359,35 @@ def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
         rows.append((cells, found["command"]))
     columns = ["how the checklist is weighed", "n", *CORPUS_FIGURES]
     return _table(columns, rows)
+
+
+def _writers_table(found: dict[str, Any] | None, name: str, columns: dict[str, str]) -> list[str]:
+    """A corpus measured writer by writer: one row a writer and one for all, with its command."""
+    if found is None:
+        return [f"Not measured yet (`python bench/results.py run --only {name}`)."]
+    out = found["output"]
+    rows = []
+    for writer, figures in [*out["writers"].items(), ("all", out["all"])]:
+        count = figures.get("drafts", figures.get("judged"))
+        shown = [_f(figures.get(key)) for key in columns]
+        rows.append(([writer, count, *shown], _command(found)))
+    return _table(["writer", "n", *columns.values()], rows)
+
+
+#: the guard's figures on the drafts corpus, as its table shows them
+GUARD_CORPUS = {
+    "leak_rate": "unneeded identifiers left",
+    "needed_kept": "needed kept",
+    "unneeded_removed": "unneeded removed",
+    "sensitive_removed": "unneeded sensitive removed",
+    "verdict_agreement": "verdicts",
+}
+#: the answer reader's figures on the answers corpus
+ANSWER_CORPUS = {
+    "agreement": "committed read right",
+    "unreadable_when_none": "unreadable where none",
+    "wrong_share": "wrong",
+}
 
 
 def _invariance_rows(results: dict[str, dict[str, Any]]) -> list[str]:
@@ -384,20 +437,23 @@ def render(folder: Path = OUT) -> str:
         "",
         "Narratives by independent writers, each with its own register and its share of the "
         "law's permissions, prohibitions and exclusions, written as twin pairs that differ in "
-        "the deciding fact (`bench/data/corpus/`, `bench/corpus/make_briefs.py`). No method "
-        "here was fitted or changed on them, so each writer's figure is its first reading. "
-        "Short: at most six sentences. Twins: the pairs whose gold verdicts differ, both read "
-        "right.",
+        "the deciding fact (`bench/data/corpus/`, `bench/corpus/make_briefs.py`). The first "
+        "reading is the checklist as it stood before anything was fitted on the corpus; the "
+        "checklist alone (its rules, without the learned layer) and offline-fast (fitted on "
+        "the synthetic cases) are not fitted on the corpus either, so each writer's figure is "
+        "what a writer they have not seen gets. The default method's learned layer is fitted "
+        "on the corpus: its figures are the leave-writer-out ones below. Short: at most six "
+        "sentences. Twins: the pairs whose gold verdicts differ, both read right.",
         "",
         *_corpus_rows(results),
         "",
         *_writer_rows(results),
         "",
-        "The checklist's learned layer, leave-writer-out over the corpus's writers and the six "
-        "own sets (each a writer; the synthetic GoldCoin cases always in the fit, never "
-        "measured): the checklist alone, the layer as shipped (fitted on the synthetic cases, "
-        "from 600 characters), and the layer refitted on the other writers (from 600 "
-        "characters, or on every narrative):",
+        "The default method, the checklist with its learned layer, leave-writer-out over the "
+        "corpus's writers and the six own sets (each a writer; the synthetic GoldCoin cases "
+        "always in the fit, never measured): the checklist alone; the layer fitted on the "
+        "other writers on every narrative (as it ships, one model whatever the length); and "
+        "that layer only from 600 characters (how it shipped before):",
         "",
         *_layer_rows(results),
         "",
@@ -411,14 +467,31 @@ def render(folder: Path = OUT) -> str:
         "",
         *_guard_rows(results),
         "",
+        "The drafts corpus (issue 28): drafts by independent writers, each a sender with its "
+        "own voice and its share of the purposes the law names, every span of PHI labelled "
+        "identifier or health and needed or not for the purpose (`bench/data/guard_corpus/`, "
+        "`bench/guard_corpus/make_briefs.py`). The guard was not changed on them: each "
+        "writer's row is its first reading.",
+        "",
+        *_writers_table(results.get("guard-corpus"), "guard-corpus", GUARD_CORPUS),
+        "",
         "## Reading what models answer (`pcheck answers`)",
         "",
         *_answer_rows(results),
         "",
-        "## The checklist's learned layer for long narratives",
+        "The answers corpus (issue 29): answers by independent writers, each imitating a "
+        "family of models and prompts, each labelled with what a person reads as its "
+        "committed verdict or none (`bench/data/answer_corpus/`, "
+        "`bench/answer_corpus/make_briefs.py`). The reader was not changed on them: each "
+        "writer's row is its first reading.",
         "",
-        "Cross-validated (5 folds) on the synthetic train and val cases, as the model files "
-        "that ship record them (fitted on those cases only, never on court cases):",
+        *_writers_table(results.get("answer-corpus"), "answer-corpus", ANSWER_CORPUS),
+        "",
+        "## The checklist's learned layer",
+        "",
+        "Cross-validated on what the layer is fitted on (the corpus's writers, the six own "
+        "sets, the synthetic train and val cases; never court cases), five folds that leave "
+        "whole writers out, as the model files that ship record them:",
         "",
         *_model_rows(),
         "",

@@ -1,13 +1,14 @@
 """Optional dependencies: the extras of ``pip install privacy-checklist[...]``, and the error a
 missing one raises.
 
-The core (the knowledge base, BM25, the ``offline-fast`` reasoner) needs only the packages of
+The core (the knowledge base, BM25, the offline reasoners and the checklist, the sentence encoder
+run with ONNX Runtime: ``kg/encoder.py``) needs only the packages of
 ``pyproject.toml``'s ``[project] dependencies``. Everything heavier is an extra, imported where
 it is first needed, never when a module of ``kg``, ``retrieval`` or ``reasoning`` is imported:
 
 - ``embeddings``: sentence-transformers with all-MiniLM-L6-v2, and Chroma: the resolvers'
   embedding fallback, the ``embedding`` search (and ``hybrid`` or ``ci-es`` with embeddings),
-  the ``offline`` reasoner's sentence embedding;
+  and exporting the shipped ONNX encoder (with onnx);
 - ``llm``: the OpenAI client, for every LLM method and the LLM annotator;
 - ``app``: Streamlit and pandas, for ``pcheck app``, and streamlit-authenticator (with PyYAML and
   bcrypt) for its editors' sign-in (``pcheck users``);

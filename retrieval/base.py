@@ -9,6 +9,7 @@ documents whose hash changed.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -186,11 +187,13 @@ def top(
     filters: Filters,
     method: str,
 ) -> list[Hit]:
-    ranked = sorted(
+    """The ``k`` best-scored documents the filters allow, best first (a tie: by node id)."""
+    ranked = heapq.nsmallest(
+        max(0, k),
         ((n, s) for n, s in scored if s > 0 and filters.allows(docs[n])),
         key=lambda item: (-item[1], item[0]),
     )
-    return [Hit(node=n, score=float(s), method=method) for n, s in ranked[: max(0, k)]]
+    return [Hit(node=n, score=float(s), method=method) for n, s in ranked]
 
 
 def unique(values: Sequence[str]) -> list[str]:

@@ -32,7 +32,7 @@ SKIP = ("privacy_checklist.app.ui", "privacy_checklist.app.streamlit_app")
 #: What the core must run without: every extra's modules and the heavy packages they bring.
 BLOCKED = sorted(
     {m for modules in EXTRAS.values() for m in modules}
-    | {"huggingface_hub", "tokenizers", "safetensors", "scipy", "onnxruntime"}
+    | {"huggingface_hub", "safetensors", "scipy"}
 )
 DEAD_URL = "http://127.0.0.1:9/v1"  # nothing listens on port 9: no request ever succeeds
 CASE = (
@@ -111,7 +111,8 @@ def run_without(
 
 def test_the_core_runs_without_the_extras(shared: Path, tmp_path: Path) -> None:
     """Ingest (Part 160 alone, no graphs), show, resolve phrases without the embedding
-    fallback, search with BM25 and check a case with offline-fast, every extra refused."""
+    fallback, search with BM25, check a case with offline-fast, with offline (its sentence
+    embedding from the shipped ONNX encoder) and with the checklist, every extra refused."""
     part160 = str(shared / "hipaa" / "ecfr-title45-part160.html")
     out = str(tmp_path / "kb160")
     calls = [
@@ -122,18 +123,23 @@ def test_the_core_runs_without_the_extras(shared: Path, tmp_path: Path) -> None:
         ["search", "--method", "bm25", "-k", "3", "a nurse told a reporter about an HIV test"],
         ["search", "--no-embeddings", "-k", "3", "a nurse told a reporter about an HIV test"],
         ["check", "--method", "offline-fast", CASE],
+        ["check", "--method", "offline", CASE],
+        ["check", "--json", CASE],
     ]
     results = run_without([{"argv": argv} for argv in calls], tmp_path)
     for argv, result in zip(calls, results, strict=True):
         assert result["code"] == 0, (argv, result["err"])
         assert "Traceback" not in result["err"], (argv, result["err"])
-    _, show, roles, attributes, bm25, hybrid, check = (r["out"] for r in results)
+    _, show, roles, attributes, bm25, hybrid, check, offline, default = (r["out"] for r in results)
     assert (tmp_path / "kb160" / "tree.json").is_file()
     assert show.startswith("160.103  (section)")
     assert "workforce" in roles
     assert "protected health information" in attributes
     assert bm25.lstrip().startswith("1. ") and hybrid.lstrip().startswith("1. ")
     assert "Verdict: prohibit" in check and "Flow 1 (emailed)" in check
+    assert "Verdict: prohibit" in offline
+    blend = json.loads(default)["checklist"]["blend"]
+    assert blend["embedding"] is True and json.loads(default)["verdict"] == "prohibit"
 
 
 def test_importing_the_package_needs_no_extra(tmp_path: Path) -> None:
@@ -162,7 +168,6 @@ for layer in {LAYERS!r}:
         (["search", "x-ray results"], "embeddings"),  # hybrid, with its embedding leg
         (["search", "--method", "ci-es", "x-ray results"], "embeddings"),
         (["roles", "resolve", "Zorblaxian Quuxco"], "embeddings"),  # the embedding fallback
-        (["check", "--method", "offline", CASE], "embeddings"),
         (
             ["check", "--method", "dp", "--llm-model", "m", "--llm-base-url", DEAD_URL, CASE],
             "llm",

@@ -190,7 +190,7 @@ def print_checklist(verdict: Verdict, *, every: bool = False) -> None:
     if blend is not None:
         print(
             wrap(
-                "A long narrative: weighed by the learned layer (fitted on synthetic cases) "
+                "Weighed by the learned layer (fitted on narratives by many writers) "
                 "from the checklist below and the case's cues and retrieved norms: "
                 + ", ".join(
                     f"{k.replace('_', ' ')} {v:.2f}" for k, v in blend.probabilities.items()

@@ -208,28 +208,57 @@ def _progress(total: int) -> Any:
     )
 
 
+#: the writers' sets the checklist's learned layer is fitted on when none are given (paths from
+#: the repository's root): the labelled corpus and the project's own narrative sets
+LAYER_WRITERS = (
+    "bench/data/corpus/*.jsonl",
+    "tests/data/checklist_regression.csv",
+    "tests/data/checklist_styles.csv",
+    "tests/data/checklist_dev_[abc].csv",
+    "bench/data/heldout_narratives.csv",
+)
+
+
+def _writer_files(given: list[str] | None) -> list[Path]:
+    """The writers' sets to fit the layer on: those given, else :data:`LAYER_WRITERS`."""
+    if given:
+        return [Path(name) for name in given]
+    found = [path for pattern in LAYER_WRITERS for path in sorted(Path().glob(pattern))]
+    if not any(path.suffix == ".jsonl" for path in found):
+        raise CliError(
+            "bench/data/corpus: no writers' sets here; run from the repository's root or give "
+            "--writers FILE ..."
+        )
+    return found
+
+
 def _train_blend(
-    args: argparse.Namespace, kb: kbmod.KnowledgeBase, cases: list[Any], cases_dir: Path
+    args: argparse.Namespace, kb: kbmod.KnowledgeBase, synthetic: list[Any], cases_dir: Path
 ) -> int:
-    """``pcheck reasoner train --method checklist``: the checklist's learned layer for long
-    narratives, on the synthetic cases only."""
+    """``pcheck reasoner train --method checklist``: the checklist's learned layer, on the
+    writers' sets and the synthetic cases, chosen by folds that leave whole writers out."""
     import hashlib
 
-    from privacy_checklist.kg.extras import require
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.learned.blend import MODEL_FILES, train
     from privacy_checklist.reasoning.text import data_path
 
     reasoner = ChecklistReasoner(kb, blend=False)
     embed = not args.fast
-    if embed:
-        require("sentence_transformers", "embeddings", "the learned layer with the embedding")
     out = Path(args.out) if args.out else data_path(MODEL_FILES[embed])
     names = (
         "train_generate_cases_hipaa_applicability.csv",
         "val_generate_cases_hipaa_applicability.csv",
     )
     sources = {name: hashlib.sha256((cases_dir / name).read_bytes()).hexdigest() for name in names}
+    cases, writers = list(synthetic), ["synthetic"] * len(synthetic)
+    for path in _writer_files(args.writers):
+        found = read_cases(str(path), command="reasoner train", limit=None)
+        cases += found
+        writers += [path.stem] * len(found)
+        sources[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    if len(set(writers)) < 3:
+        raise CliError(f"{len(set(writers))} writer(s): the layer needs at least 3 to be chosen")
     bar = _progress(len(cases))
     model = train(
         kb,
@@ -241,6 +270,7 @@ def _train_blend(
         cache=Path(args.cache) if args.cache else None,
         progress=bar.update,
         embed=embed,
+        writers=writers,
     )
     bar.close()
     cv = model["cross_validation"]
@@ -251,8 +281,8 @@ def _train_blend(
             f"prohibit F1 {row['f1']['prohibit']:.3f}"
         )
     print(
-        f"({cv['folds']}-fold cross-validation on {model['cases']} synthetic cases; chosen "
-        f"{model['params']}); wrote {out}"
+        f"({cv['folds']}-fold cross-validation leaving whole writers out, on {model['cases']} "
+        f"narratives by {model['writers']} writers; chosen {model['params']}); wrote {out}"
     )
     return 0
 
@@ -287,18 +317,25 @@ def register(sub: Any) -> None:
     json_option(p, "print the metrics as JSON")
     p.set_defaults(func=cmd_eval_verdicts)
 
+    _register_train(sub)
+
+
+def _register_train(sub: Any) -> None:
+    """``pcheck reasoner train``."""
     group = sub.add_parser(
         "reasoner",
-        help="the offline reasoner's model",
-        description="Train the offline reasoner's model.",
+        help="the learned models: the offline reasoner's and the checklist's layer",
+        description="Train the offline reasoner's model or the checklist's learned layer.",
     )
     actions = group.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = actions.add_parser(
         "train",
-        help="fit on the synthetic train cases, choose on the synthetic val cases",
+        help="refit the offline reasoner's model or the checklist's learned layer",
         description="Fit the offline reasoner on the synthetic train and val cases and choose "
-        "its regularisation by 5-fold cross-validation on them (never on real cases); write the "
-        "model JSON.",
+        "its regularisation by 5-fold cross-validation on them; or (--method checklist) fit the "
+        "checklist's learned layer on the writers' sets and the synthetic cases, choosing it by "
+        "5-fold cross-validation whose folds leave whole writers out. Never on real court "
+        "cases. Writes the model JSON whole or not at all.",
     )
     p.add_argument("--cases-dir", default="../shared/data/cases", metavar="DIR")
     p.add_argument(
@@ -312,8 +349,16 @@ def register(sub: Any) -> None:
         choices=("offline", "checklist"),
         default="offline",
         help="offline: the linear model of the offline reasoners (default); checklist: the "
-        "checklist's learned layer for long narratives (the checklist's outcome and the offline "
-        "features, with the sentence embedding unless --fast)",
+        "checklist's learned layer (the checklist's outcome and the offline features, with the "
+        "sentence embedding unless --fast), fitted on the writers' sets and the synthetic cases",
+    )
+    p.add_argument(
+        "--writers",
+        nargs="+",
+        metavar="FILE",
+        help="--method checklist: the writers' sets (corpus .jsonl or case .csv; each file one "
+        "writer) to fit on besides the synthetic cases; default: bench/data/corpus/*.jsonl and "
+        "the project's narrative sets (run from the repository's root)",
     )
     p.add_argument(
         "--cache",

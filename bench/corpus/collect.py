@@ -9,44 +9,31 @@ A writer's set is taken whole or not at all; one already in the corpus is left a
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from privacy_checklist.ingest.corpus import read_corpus
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+sys.path.insert(0, str(CORPUS.parents[1]))
+
+from common import collect_sets  # noqa: E402
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", type=Path, help="the writers' folders (WRITER/narratives.jsonl)")
-    parser.add_argument("writers", nargs="+")
-    parser.add_argument("--replace", action="store_true")
-    args = parser.parse_args()
-    CORPUS.mkdir(parents=True, exist_ok=True)
-    for writer in args.writers:
-        source = args.source / writer / "narratives.jsonl"
-        target = CORPUS / f"{writer}.jsonl"
-        if target.exists() and not args.replace:
-            print(f"{writer}: already in the corpus (--replace to take it again)")
-            continue
-        corpus = read_corpus([source])
-        kept = {n.line for n in corpus.narratives}
-        lines = source.read_text(encoding="utf-8").splitlines()
-        out = [line for number, line in enumerate(lines, start=1) if number in kept]
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text("\n".join(out) + "\n", encoding="utf-8")
-        tmp.replace(target)
-        verdicts = {
-            v: sum(n.verdict == v for n in corpus.narratives)
-            for v in ("permit", "prohibit", "not_applicable")
-        }
-        print(f"{writer}: {len(out)} narratives {verdicts}; {len(corpus.skipped)} lines skipped")
-        for _, row in corpus.skipped:
-            print(f"  {row}", file=sys.stderr)
-    return 0
+def take(writer: str, source: Path) -> tuple[list[str], list[str]]:
+    """A writer's narratives as ``ingest/corpus.py`` reads them: the usable lines, and the
+    others with their reasons."""
+    corpus = read_corpus([source])
+    kept = {n.line for n in corpus.narratives}
+    lines = source.read_text(encoding="utf-8").splitlines()
+    verdicts = {
+        v: sum(n.verdict == v for n in corpus.narratives)
+        for v in ("permit", "prohibit", "not_applicable")
+    }
+    print(f"{writer}: {verdicts}")
+    out = [line for number, line in enumerate(lines, start=1) if number in kept]
+    return out, [str(row) for _, row in corpus.skipped]
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(collect_sets(__doc__.split("\n\n")[0], "narratives.jsonl", CORPUS, take))

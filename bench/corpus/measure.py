@@ -4,10 +4,12 @@ narratives apart, with what its reader read of the facts and whether it tells tw
     python bench/corpus/measure.py [--corpus bench/data/corpus] [--method checklist]
         [--writers w01,w02] [--json OUT.json]
 
-A method that learns nothing from the corpus (the checklist's rules, the shipped models) is
-measured on every writer as it stands: each writer's figure is that writer's first reading.
-A reader that learns from the corpus is fitted on the other writers each time (``--method``
-names it). Per writer and overall:
+A method that learns nothing from the corpus (the checklist's rules without its learned layer,
+``checklist-alone``; the offline models, fitted on the synthetic cases) is measured on every
+writer as it stands: each writer's figure is what a writer it has not seen gets. The default
+``checklist`` weighs with a layer fitted on this corpus, so its figures here are in-sample;
+``bench/experiments/blend_lwo.py`` fits that layer on the other writers each time. Per writer
+and overall:
 
 - verdicts: accuracy, macro-F1, prohibit F1, short (at most six sentences) and long apart;
 - facts: for each condition the writer labelled on the deciding flow, whether the reader's
@@ -19,7 +21,6 @@ names it). Per writer and overall:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -28,6 +29,10 @@ from typing import Any
 
 from privacy_checklist.ingest.corpus import Narrative, read_corpus, twin_pairs
 from privacy_checklist.reasoning.text import sentences
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common import write_json
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "bench" / "data" / "corpus"
@@ -59,11 +64,12 @@ def is_short(text: str) -> bool:
     return len(sentences(text)) <= SHORT
 
 
-def checklist_method(kb: Any) -> Callable[[str], tuple[str, dict[str, Any]]]:
-    """The shipped checklist: the verdict, and the facts and roles of the flow it decides by."""
+def checklist_method(kb: Any, layer: bool = True) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    """The shipped checklist (with its learned layer unless not ``layer``): the verdict, and the
+    facts and roles of the flow it decides by."""
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
-    reasoner = ChecklistReasoner(kb)
+    reasoner = ChecklistReasoner(kb, blend=layer)
 
     def run(text: str) -> tuple[str, dict[str, Any]]:
         verdict = reasoner.check(text)
@@ -163,7 +169,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="a folder of WRITER.jsonl")
     parser.add_argument(
-        "--method", default="checklist", choices=("checklist", "offline", "offline-fast")
+        "--method",
+        default="checklist",
+        choices=("checklist", "checklist-alone", "offline", "offline-fast"),
+        help="checklist: the default method, whose learned layer is fitted on this corpus (so "
+        "its figures here are in-sample; bench/experiments/blend_lwo.py measures it leaving "
+        "each writer out); checklist-alone: the checklist without that layer",
     )
     parser.add_argument("--writers", help="only these writers (comma-separated)")
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -182,8 +193,8 @@ def main() -> int:
 
     kb = kbmod.load(None)
     run = (
-        checklist_method(kb)
-        if args.method == "checklist"
+        checklist_method(kb, layer=args.method == "checklist")
+        if args.method.startswith("checklist")
         else offline_method(kb, fast=args.method == "offline-fast")
     )
     result = {"method": args.method, "skipped": len(corpus.skipped), **measure(narratives, run)}
@@ -200,9 +211,7 @@ def main() -> int:
             line += f"  roles {f['roles']['agreement']:.3f}"
         line += f"  | twins {f['twins']['told_apart']}/{f['twins']['pairs']}"
         print(line)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

@@ -1,16 +1,15 @@
-"""The ``checklist-llm`` method: the checklist, with a model asked only for the facts it could
-not read.
+"""The ``checklist-llm`` method: the checklist, and a model asked for the facts it cannot read.
 
-The same reader and the same rule as the ``checklist`` method
-(:class:`~privacy_checklist.reasoning.checklist.reasoner.ChecklistReasoner`): the facts reader
-reads the flows and their facts, :func:`~privacy_checklist.reasoning.checklist.decide.decide` judges
-each flow. Then, for each fact left unknown that matters (:func:`open_questions`: the facts the
-verdict turns on, the applicability questions, the exceptions of a prohibition met, the other
-conditions of the top candidates, the presumed conditions of the permission it rests on), the
-model gets one short question: the narrative fenced as data (``<<<CASE ... CASE>>>``), the flow
-it is about (fenced too: it is made of the narrative's words), and the condition kind's
-question from the catalogue (never from the case). Its answer must be one JSON object
-``{"answer": "yes" | "no" | "unknown", "evidence": "words quoted from the case"}``.
+The same reader and rule as the ``checklist`` method, without its learned layer (fitted on the
+rules' reading, not on an LLM's answers): the facts reader reads the flows and their facts,
+:func:`~privacy_checklist.reasoning.checklist.decide.decide` judges each flow. Then, for each fact
+left unknown that matters (:func:`open_questions`: the facts the verdict turns on, the
+applicability questions, the exceptions of a prohibition met, the other conditions of the top
+candidates, the presumed conditions of the permission it rests on), the model gets one short
+question: the narrative fenced as data (``<<<CASE ... CASE>>>``), the flow it is about (fenced too:
+it is made of the narrative's words), and the condition kind's question from the catalogue (never
+from the case). Its answer must be one JSON object ``{"answer": "yes" | "no" | "unknown",
+"evidence": "words quoted from the case"}``.
 
 An answer is accepted only when it parses and, for yes or no, its evidence is words of the
 narrative (found in it, whitespace and quote marks aside): the fact is then set, with that span
@@ -346,6 +345,7 @@ class ChecklistLLMReasoner(ChecklistReasoner):
     client: Client | None = None
     max_questions: int = MAX_QUESTIONS
     name: str = field(default=NAME, init=False)
+    blend: bool = False
 
     def question(self, key: str) -> str:
         """A key's question: an applicability question, or the condition kind's."""

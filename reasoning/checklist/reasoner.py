@@ -27,7 +27,7 @@ from privacy_checklist.reasoning.checklist.decide import (
     presumed_kinds,
 )
 from privacy_checklist.reasoning.checklist.report import CaseReport, FlowReport
-from privacy_checklist.reasoning.learned.blend import LONG_CHARS, Blend, is_long, model_path
+from privacy_checklist.reasoning.learned.blend import Blend, model_path
 from privacy_checklist.reasoning.reading.types import Part
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
@@ -55,7 +55,7 @@ class ChecklistReasoner:
         catalogue: the curated conditions (default: the shipped catalogue, checked against
             ``kb``'s tree).
         rule: how a fact the case does not state is weighed.
-        blend: weigh the checklist with other evidence on long narratives
+        blend: weigh the checklist with the case's other evidence (every narrative)
             (:mod:`~privacy_checklist.reasoning.learned.blend`); False: the checklist alone.
     """
 
@@ -97,7 +97,7 @@ class ChecklistReasoner:
         return self.verdict(self.checklists(text), text)
 
     def learned(self) -> Blend:
-        """The learned layer for long narratives (loaded on first use).
+        """The learned layer (loaded on first use).
 
         Raises:
             BlendModelError: its model is missing or does not fit the features.
@@ -108,17 +108,17 @@ class ChecklistReasoner:
 
     def verdict(self, checklists: list[Checklist], text: str = "") -> Verdict:
         """The case's verdict from the checklists of its flows: the most serious flow decides;
-        on a long narratives (``text`` given) the learned layer weighs the checklist with the
-        case's other evidence when ``blend`` is on, and says so."""
+        with ``text`` given and ``blend`` on, the learned layer weighs the checklist with the
+        case's other evidence, whatever the narrative's length, and says so."""
         verdict = self._verdict(checklists)
-        if not (self.blend and text and is_long(text)):
+        if not (self.blend and text):
             return verdict
         weighed = self.learned().weigh(text, checklists)
         probabilities = ", ".join(f"{k} {v:.2f}" for k, v in weighed.probabilities.items())
         evidence = "cues, retrieved norms" + (" and sentence embedding" if weighed.embed else "")
         said = (
-            f"A long narrative: the checklist alone reads {weighed.checklist_label}; the learned "
-            f"layer (fitted on synthetic cases) weighed it with the case's {evidence}: "
+            f"The checklist alone reads {weighed.checklist_label}; the learned layer (fitted on "
+            f"narratives by many writers) weighed it with the case's {evidence}: "
             f"{weighed.label} ({probabilities})."
         )
         assert verdict.checklist is not None
@@ -274,7 +274,6 @@ class ChecklistReasoner:
             out["blend"] = (
                 hashlib.sha256(model.read_bytes()).hexdigest()[:16] if model.exists() else "none"
             )
-            out["long_chars"] = str(LONG_CHARS)
         return out
 
 

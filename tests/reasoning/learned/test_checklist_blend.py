@@ -1,4 +1,4 @@
-"""The checklist's learned layer for long narratives (reasoning/learned/blend.py)."""
+"""The checklist's learned layer (reasoning/learned/blend.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from privacy_checklist.ingest.cases import read_cases
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 from privacy_checklist.reasoning.learned.blend import (
-    LONG_CHARS,
     MODEL_FILES,
     Blend,
     BlendModelError,
@@ -18,6 +17,7 @@ from privacy_checklist.reasoning.learned.blend import (
 )
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import Label
+from tests.conftest import REPO
 
 
 @pytest.fixture(scope="module")
@@ -35,20 +35,29 @@ def model(embed: bool = False) -> dict:
 
 
 @pytest.mark.parametrize("embed", [False, True], ids=["no-embedding", "embedding"])
-def test_the_shipped_models_fit_the_features_and_were_chosen_on_synthetic_cases(kb, embed) -> None:
+def test_the_shipped_models_fit_the_features_and_were_chosen_leaving_writers_out(kb, embed) -> None:
     data = model(embed)
     blend = Blend(kb, data_path(MODEL_FILES[embed]))
     assert blend.embed is embed and data["embed"] is embed
     assert data["features"][: len(checklist_feature_names())] == checklist_feature_names()
     assert blend.features().names == data["offline_features"]
     assert any(n.startswith("embedding:") for n in data["offline_features"]) is embed
-    assert set(data["trained_on"]) == {
+    # the synthetic cases, the corpus's writers and the project's own narrative sets; never the
+    # real court cases
+    trained_on = set(data["trained_on"])
+    assert {
         "train_generate_cases_hipaa_applicability.csv",
         "val_generate_cases_hipaa_applicability.csv",
-    }
+        "checklist_regression.csv",
+        "heldout_narratives.csv",
+    } <= trained_on
+    assert sum(name.endswith(".jsonl") for name in trained_on) >= 20
+    assert not any("real" in name for name in trained_on)
     cv = data["cross_validation"]
-    # the layer earns its place: better than the checklist alone on the held-out folds
+    assert cv["grouped_by_writer"] is True and data["writers"] >= 25
+    # the layer earns its place: better than the checklist alone on folds of unseen writers
     assert cv["blend"]["macro_f1"] > cv["checklist_alone"]["macro_f1"]
+    assert cv["blend"]["accuracy"] > cv["checklist_alone"]["accuracy"]
 
 
 @pytest.mark.parametrize("embed", [False, True], ids=["no-embedding", "embedding"])
@@ -60,25 +69,57 @@ def test_the_shipped_models_were_trained_on_the_current_checklist(kb, embed) -> 
     assert model(embed)["checklist_settings"] == current
 
 
-def test_the_layer_weighs_the_embedding_where_the_extra_is_installed(kb, monkeypatch) -> None:
-    """With the embeddings extra the layer uses the model with the embedding; without it, the
-    one without (and never imports torch)."""
+def test_the_layer_weighs_the_embedding_where_the_encoder_runs(kb, monkeypatch) -> None:
+    """Where the shipped ONNX encoder runs (every complete install) the layer uses the model
+    with the embedding; where it cannot, the one without."""
     from privacy_checklist.reasoning.learned import blend as checklist_blend
 
-    assert Blend(kb).embed is True  # the test environment has every extra
+    assert Blend(kb).embed is True
     monkeypatch.setattr(checklist_blend, "embeddings_installed", lambda: False)
     assert Blend(kb).embed is False
     assert Blend(kb).path.name == MODEL_FILES[False]
 
 
+def test_a_check_with_the_embedding_never_imports_torch(long_case) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from privacy_checklist.kg import kb\n"
+        "from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner\n"
+        "v = ChecklistReasoner(kb.load(None)).check(sys.argv[1])\n"
+        "print(json.dumps([v.checklist.blend.embed, 'torch' in sys.modules, "
+        "'sentence_transformers' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, long_case], capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [True, False, False]
+
+
+def test_a_model_fitted_on_another_encoder_is_refused(kb, tmp_path) -> None:
+    data = model(True)
+    data["encoder"] = "0" * 16
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(BlendModelError, match="another sentence encoder"):
+        Blend(kb, other)
+
+
 @pytest.fixture(scope="module")
 def long_case(shared) -> str:
     cases = read_cases(shared / "cases" / "val_generate_cases_hipaa_applicability.csv")
-    return next(c.text for c in cases if len(c.text) > 2 * LONG_CHARS)
+    return next(c.text for c in cases if len(c.text) > 1200)
 
 
-def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
-    text = long_case
+SHORT = "Dr. Lee emailed the patient's medical records to a reporter."
+
+
+@pytest.mark.parametrize("length", ["short", "long"])
+def test_every_narrative_is_weighed_and_says_so(reasoner, long_case, length) -> None:
+    """One model whatever the length: a one-sentence case is weighed as a court-length one."""
+    text = SHORT if length == "short" else long_case
     verdict = reasoner.check(text)
     assert verdict.checklist is not None and verdict.checklist.blend is not None
     blend = verdict.checklist.blend
@@ -86,7 +127,7 @@ def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
     assert set(blend.probabilities) == {"permit", "prohibit", "not_applicable"}
     assert abs(sum(blend.probabilities.values()) - 1.0) < 1e-3  # finite, a distribution
     assert verdict.probabilities == blend.probabilities
-    assert "the checklist alone reads" in verdict.reasoning[0]
+    assert "The checklist alone reads" in verdict.reasoning[0]
     assert blend.embed is True and "sentence embedding" in verdict.reasoning[0]
     # every cited norm fits a flow of the case (a candidate or a prohibition), or is 164.502(a)
     fitting = {"164.502(a)"} | {
@@ -97,17 +138,10 @@ def test_a_long_narrative_is_weighed_and_says_so(reasoner, long_case) -> None:
         assert verdict.norms == []
 
 
-def test_a_short_narrative_never_uses_the_layer(kb, reasoner) -> None:
-    text = "Dr. Lee emailed the patient's medical records to a reporter."
-    with_layer = reasoner.check(text)
-    alone = ChecklistReasoner(kb, blend=False).check(text)
-    assert with_layer.checklist is not None and with_layer.checklist.blend is None
-    assert with_layer.to_json() == alone.to_json()
-
-
 def test_the_layer_can_be_turned_off(kb, long_case) -> None:
-    verdict = ChecklistReasoner(kb, blend=False).check(long_case)
-    assert verdict.checklist is not None and verdict.checklist.blend is None
+    for text in (SHORT, long_case):
+        verdict = ChecklistReasoner(kb, blend=False).check(text)
+        assert verdict.checklist is not None and verdict.checklist.blend is None
 
 
 def test_a_missing_or_mismatched_model_is_one_clear_error(kb, tmp_path) -> None:
@@ -127,9 +161,9 @@ def test_a_missing_or_mismatched_model_is_one_clear_error(kb, tmp_path) -> None:
 
 
 def test_training_writes_a_model_that_loads_and_records_its_figures(kb, shared, tmp_path) -> None:
-    """pcheck reasoner train --method checklist on a small synthetic slice: the model loads,
-    records the cross-validated figures of the blend and of both parts alone, and a second run
-    reuses the cached features."""
+    """pcheck reasoner train --method checklist on a small slice (synthetic cases and two
+    writers' sets): the model loads, records the writer-grouped cross-validated figures of the
+    blend and of both parts alone, and a second run reuses the cached features."""
     import csv
 
     from privacy_checklist.app.cli import main
@@ -146,17 +180,31 @@ def test_training_writes_a_model_that_loads_and_records_its_figures(kb, shared, 
             writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
             writer.writeheader()
             writer.writerows(rows[:keep])
+    corpus = tmp_path / "w01.jsonl"
+    lines = (REPO / "bench" / "data" / "corpus" / "w01.jsonl").read_text(encoding="utf-8")
+    corpus.write_text("".join(lines.splitlines(keepends=True)[:20]), encoding="utf-8")
+    own = tmp_path / "own.csv"
+    with (REPO / "tests" / "data" / "checklist_regression.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    with own.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows[:20])
     out, cache = tmp_path / "blend.json", tmp_path / "cache.json"
     args = ["reasoner", "train", "--method", "checklist", "--fast", "--cases-dir", str(cases)]
+    args += ["--writers", str(corpus), str(own)]
     assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert data["cases"] == 65
+    assert data["cases"] == 65 + 20 + 20 and data["writers"] == 3
+    assert {"w01.jsonl", "own.csv"} <= set(data["trained_on"])
     assert set(data["cross_validation"]) == {
         "folds",
+        "grouped_by_writer",
         "blend",
         "checklist_alone",
         "offline_features_alone",
     }
+    assert data["cross_validation"]["grouped_by_writer"] is True
     assert Blend(kb, out).embed is False  # loads: the features match
-    assert len(json.loads(cache.read_text(encoding="utf-8"))["rows"]) == 65
+    assert len(json.loads(cache.read_text(encoding="utf-8"))["rows"]) == 105
     assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0
