@@ -25,7 +25,12 @@ def results_module():
 def test_the_results_page_is_made_from_the_kept_outputs() -> None:
     results = results_module()
     kept = sorted((ROOT / "bench" / "results").glob("*.json"))
-    assert len(kept) == len(results.measurements()), "run: python bench/results.py run"
+    expected = set(results.measurements()) | set(results.FROZEN)
+    assert {p.stem for p in kept} == expected, "run: python bench/results.py run"
+    for name in results.FROZEN:  # measured once, at a commit anyone can check out
+        assert results.json.loads((ROOT / "bench" / "results" / f"{name}.json").read_text())[
+            "commit"
+        ]
     page = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     assert page == results.render(), "render again: python bench/results.py render"
     for path in kept:  # every output says the command that made it

@@ -112,7 +112,8 @@ def run_without(
 def test_the_core_runs_without_the_extras(shared: Path, tmp_path: Path) -> None:
     """Ingest (Part 160 alone, no graphs), show, resolve phrases without the embedding
     fallback, search with BM25, check a case with offline-fast, with offline (its sentence
-    embedding from the shipped ONNX encoder) and with the checklist, every extra refused."""
+    embedding from the shipped ONNX encoder) and with the checklist and its learned layer,
+    every extra refused."""
     part160 = str(shared / "hipaa" / "ecfr-title45-part160.html")
     out = str(tmp_path / "kb160")
     calls = [

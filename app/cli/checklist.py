@@ -20,6 +20,7 @@ from privacy_checklist.reasoning.checklist.report import (
     ConditionReport,
     FlowReport,
     NormReport,
+    Weighed,
 )
 from privacy_checklist.reasoning.methods import CHECKLIST_LLM
 from privacy_checklist.reasoning.reading.types import Fact, Flow
@@ -188,18 +189,7 @@ def print_checklist(verdict: Verdict, *, every: bool = False) -> None:
         )
     )
     if blend is not None:
-        print(
-            wrap(
-                "Weighed by the learned layer (fitted on narratives by many writers) "
-                "from the checklist below and the case's cues and retrieved norms: "
-                + ", ".join(
-                    f"{k.replace('_', ' ')} {v:.2f}" for k, v in blend.probabilities.items()
-                )
-                + "; the checklist alone reads "
-                + f"{blend.checklist_label.replace('_', ' ')}.",
-                "",
-            )
-        )
+        print(wrap(_weighed(blend), ""))
     print(
         wrap(
             f"Checklist ({verdict.method}; facts read with {checklist.parser or '?'}; "
@@ -253,3 +243,14 @@ def _print_asked(verdict: Verdict, asked: tuple[Answer, ...]) -> None:
 
 def bullet(text: str) -> str:
     return textwrap.fill(text, WIDTH, initial_indent="  - ", subsequent_indent="    ")
+
+
+def _weighed(blend: Weighed) -> str:
+    """What the learned layer weighed, and what the checklist alone read."""
+    evidence = "cues, retrieved norms" + (" and sentence embedding" if blend.embed else "")
+    odds = ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in blend.probabilities.items())
+    return (
+        "Weighed by the learned layer (fitted on narratives by many writers) from the checklist "
+        f"below and the case's {evidence}: {odds}; the checklist alone reads "
+        f"{blend.checklist_label.replace('_', ' ')}."
+    )

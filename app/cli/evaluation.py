@@ -251,7 +251,10 @@ def _train_blend(
         "val_generate_cases_hipaa_applicability.csv",
     )
     sources = {name: hashlib.sha256((cases_dir / name).read_bytes()).hexdigest() for name in names}
-    cases, writers = list(synthetic), ["synthetic"] * len(synthetic)
+    # the synthetic cases are one court-style writer: grouped by the regulation each was
+    # written for, and weighed so that they count as much as all the other writers together
+    cases = list(synthetic)
+    writers = [f"synthetic:{c.regulations[0] if c.regulations else ''}" for c in synthetic]
     for path in _writer_files(args.writers):
         found = read_cases(str(path), command="reasoner train", limit=None)
         cases += found
@@ -259,6 +262,8 @@ def _train_blend(
         sources[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
     if len(set(writers)) < 3:
         raise CliError(f"{len(set(writers))} writer(s): the layer needs at least 3 to be chosen")
+    others = len(cases) - len(synthetic)
+    weights = [others / len(synthetic) if others else 1.0] * len(synthetic) + [1.0] * others
     bar = _progress(len(cases))
     model = train(
         kb,
@@ -271,8 +276,15 @@ def _train_blend(
         progress=bar.update,
         embed=embed,
         writers=writers,
+        weights=weights,
     )
     bar.close()
+    _report_layer(model, out)
+    return 0
+
+
+def _report_layer(model: dict[str, Any], out: Path) -> None:
+    """What training the layer printed: its cross-validated figures and what it chose."""
     cv = model["cross_validation"]
     for name in ("blend", "checklist_alone", "offline_features_alone"):
         row = cv[name]
@@ -280,11 +292,17 @@ def _train_blend(
             f"{name:24s} accuracy {row['accuracy']:.3f}  macro-F1 {row['macro_f1']:.3f}  "
             f"prohibit F1 {row['f1']['prohibit']:.3f}"
         )
+    for part in ("synthetic", "writers"):
+        if part in cv:
+            print(
+                f"  {part}: blend {cv[part]['blend']['accuracy']:.3f}, checklist alone "
+                f"{cv[part]['checklist_alone']['accuracy']:.3f} ({cv[part]['cases']} cases)"
+            )
     print(
-        f"({cv['folds']}-fold cross-validation leaving whole writers out, on {model['cases']} "
-        f"narratives by {model['writers']} writers; chosen {model['params']}); wrote {out}"
+        f"({cv['folds']}-fold cross-validation leaving whole writers out (the synthetic cases: "
+        f"whole regulations), on {model['cases']} narratives by {model['writers']} writers; "
+        f"chosen {model['params']}); wrote {out}"
     )
-    return 0
 
 
 def register(sub: Any) -> None:

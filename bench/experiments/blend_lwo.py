@@ -1,7 +1,12 @@
 """An experiment (issue 27): the checklist's learned layer, leave-writer-out on the corpus.
 
-    python bench/experiments/blend_lwo.py [--corpus bench/data/corpus] [--embed] [--json OUT]
+    python bench/experiments/blend_lwo.py [--corpus bench/data/corpus] [--cases CSV ...]
+        [--synthetic CSV ...] [--embed] [--grid C ...] [--json OUT]
 
+The writers are the corpus's, each case CSV of ``--cases``, and the synthetic cases together
+(``--synthetic``: the court-style writer). Each is left out in turn; the layer is fitted on the
+others as the shipped one is (the synthetic cases weighing as much as the other writers
+together, the inner choice grouped by writer and, for the synthetic cases, by regulation).
 Compares, per writer and short / long apart (at most six sentences is short):
 
 - ``checklist alone``: the checklist's own verdict (the most serious flow decides);
@@ -54,6 +59,14 @@ def main() -> int:
         help="case CSVs measured as writers of their own (the file's name)",
     )
     parser.add_argument(
+        "--synthetic",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="case CSVs measured together as one writer, 'synthetic' (the GoldCoin synthetic "
+        "cases: the court-style writer)",
+    )
+    parser.add_argument(
         "--train-only",
         type=Path,
         nargs="*",
@@ -85,13 +98,20 @@ def main() -> int:
     )
 
     narratives = read_corpus(sorted(args.corpus.glob("*.jsonl"))).narratives
-    for path in [*args.cases, *args.train_only]:
-        group = ("train-only:" if path in args.train_only else "") + path.stem
+    # the groups of the inner choice: the writer, and for a synthetic case its regulation
+    inner = [n.writer for n in narratives]
+    for path in [*args.cases, *args.synthetic, *args.train_only]:
+        group = (
+            "synthetic"
+            if path in args.synthetic
+            else ("train-only:" if path in args.train_only else "") + path.stem
+        )
+        kept = [c for c in read_cases(path) if c.expected]
         narratives += [
             Narrative(id=f"{path.stem}:{c.case_id}", writer=group, text=c.text, verdict=c.expected)
-            for c in read_cases(path)
-            if c.expected
+            for c in kept
         ]
+        inner += [f"{group}:{c.regulations[0] if c.regulations else ''}" for c in kept]
     kb = kbmod.load(None)
     reasoner = ChecklistReasoner(kb, blend=False)
     features = offline_features(kb, embed=args.embed)
@@ -104,6 +124,7 @@ def main() -> int:
     x_raw = np.asarray(rows, dtype=float)
     y = np.array([n.verdict for n in narratives])
     g = np.array([n.writer for n in narratives])
+    court = g == "synthetic"
     refit: dict[str, str] = {}
     measured = sorted(w for w in set(g) if not w.startswith("train-only:"))
     for writer in tqdm(measured, desc="writers", file=sys.stderr):
@@ -112,8 +133,15 @@ def main() -> int:
         scale[scale == 0] = 1.0
         x = (x_raw - mean) / scale
         grid = tuple(args.grid) if args.grid else GRID
-        _, params, _ = fit.choose(x[train], y[train], grid, 5, list(g[train]))
-        fitted = LogisticRegression(max_iter=5000, **params).fit(x[train], y[train])
+        # as the shipped layer is fitted: the synthetic cases weigh as much as the other
+        # writers together, grouped by regulation in the inner choice
+        share = (train & ~court).sum() / max(int((train & court).sum()), 1)
+        weights = np.where(court, share, 1.0)[train]
+        groups = list(np.asarray(inner)[train])
+        _, params, _ = fit.choose(x[train], y[train], grid, 5, groups, weights)
+        fitted = LogisticRegression(max_iter=5000, **params).fit(
+            x[train], y[train], sample_weight=weights
+        )
         for n, label in zip(
             (n for n in narratives if n.writer == writer), fitted.predict(x[~train]), strict=True
         ):

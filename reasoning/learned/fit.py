@@ -62,12 +62,14 @@ def choose(
     grid: Sequence[float] = GRID,
     folds: int = 5,
     groups: Sequence[str] | None = None,
+    weights: np.ndarray | None = None,
 ) -> tuple[tuple[float, float], dict[str, Any], list[str]]:
     """The parameters (C, balanced class weights or none) with the best cross-validated
     macro-F1, then accuracy (the first best wins a tie), with that score and its predictions.
 
     The folds are stratified; with ``groups`` (each case's writer) they are grouped instead, so
-    every case is predicted by a model that saw none of its writer's narratives."""
+    every case is predicted by a model that saw none of its writer's narratives. With
+    ``weights`` (one a case) the fits and the scores weigh each case by it."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import GroupKFold, StratifiedKFold, cross_val_predict
@@ -79,14 +81,14 @@ def choose(
     for balanced in (True, False):
         for c in grid:
             params = {"C": c, "class_weight": "balanced" if balanced else None}
+            model = LogisticRegression(max_iter=10000, **params)
+            fitting = {} if weights is None else {"sample_weight": weights}
             predicted = list(
-                cross_val_predict(
-                    LogisticRegression(max_iter=10000, **params), x, y, cv=splits, groups=groups
-                )
+                cross_val_predict(model, x, y, cv=splits, groups=groups, params=fitting)
             )
             score = (
-                float(f1_score(y, predicted, average="macro")),
-                float(accuracy_score(y, predicted)),
+                float(f1_score(y, predicted, average="macro", sample_weight=weights)),
+                float(accuracy_score(y, predicted, sample_weight=weights)),
             )
             if best is None or score > best[0]:
                 best = (score, params, predicted)
@@ -100,13 +102,14 @@ def fit(
     grid: Sequence[float] = GRID,
     folds: int = 5,
     groups: Sequence[str] | None = None,
+    weights: np.ndarray | None = None,
 ) -> Fitted:
     """Choose the parameters by cross-validation (:func:`choose`, grouped by writer when
-    ``groups``), then fit on every case."""
+    ``groups``, each case weighed by ``weights``), then fit on every case."""
     from sklearn.linear_model import LogisticRegression
 
-    score, params, predicted = choose(x, y, grid, folds, groups)
-    model = LogisticRegression(max_iter=10000, **params).fit(x, y)
+    score, params, predicted = choose(x, y, grid, folds, groups, weights)
+    model = LogisticRegression(max_iter=10000, **params).fit(x, y, sample_weight=weights)
     return Fitted(model, params, predicted, score)
 
 

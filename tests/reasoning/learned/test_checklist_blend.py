@@ -55,9 +55,12 @@ def test_the_shipped_models_fit_the_features_and_were_chosen_leaving_writers_out
     assert not any("real" in name for name in trained_on)
     cv = data["cross_validation"]
     assert cv["grouped_by_writer"] is True and data["writers"] >= 25
-    # the layer earns its place: better than the checklist alone on folds of unseen writers
+    # the layer earns its place: better than the checklist alone on folds of unseen writers,
+    # and on the court-style synthetic cases of regulations it has not seen
     assert cv["blend"]["macro_f1"] > cv["checklist_alone"]["macro_f1"]
     assert cv["blend"]["accuracy"] > cv["checklist_alone"]["accuracy"]
+    synthetic = cv["synthetic"]
+    assert synthetic["blend"]["accuracy"] > synthetic["checklist_alone"]["accuracy"]
 
 
 @pytest.mark.parametrize("embed", [False, True], ids=["no-embedding", "embedding"])
@@ -69,15 +72,12 @@ def test_the_shipped_models_were_trained_on_the_current_checklist(kb, embed) -> 
     assert model(embed)["checklist_settings"] == current
 
 
-def test_the_layer_weighs_the_embedding_where_the_encoder_runs(kb, monkeypatch) -> None:
-    """Where the shipped ONNX encoder runs (every complete install) the layer uses the model
-    with the embedding; where it cannot, the one without."""
-    from privacy_checklist.reasoning.learned import blend as checklist_blend
-
+def test_the_default_layer_weighs_the_embedding(kb) -> None:
+    """The default is the model with the sentence embedding (DEFAULT_EMBED says why); the
+    variant without it loads from its file."""
     assert Blend(kb).embed is True
-    monkeypatch.setattr(checklist_blend, "embeddings_installed", lambda: False)
-    assert Blend(kb).embed is False
-    assert Blend(kb).path.name == MODEL_FILES[False]
+    assert Blend(kb).path.name == MODEL_FILES[True]
+    assert Blend(kb, data_path(MODEL_FILES[False])).embed is False
 
 
 def test_a_check_with_the_embedding_never_imports_torch(long_case) -> None:
@@ -197,14 +197,20 @@ def test_training_writes_a_model_that_loads_and_records_its_figures(kb, shared, 
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["cases"] == 65 + 20 + 20 and data["writers"] == 3
     assert {"w01.jsonl", "own.csv"} <= set(data["trained_on"])
-    assert set(data["cross_validation"]) == {
+    cv = data["cross_validation"]
+    assert set(cv) == {
         "folds",
         "grouped_by_writer",
+        "weighted",
         "blend",
         "checklist_alone",
         "offline_features_alone",
+        "synthetic",
+        "writers",
     }
-    assert data["cross_validation"]["grouped_by_writer"] is True
+    assert cv["grouped_by_writer"] is True and cv["weighted"] is True
+    # the synthetic (court-style) cases and the other writers' narratives apart
+    assert cv["synthetic"]["cases"] == 65 and cv["writers"]["cases"] == 40
     assert Blend(kb, out).embed is False  # loads: the features match
     assert len(json.loads(cache.read_text(encoding="utf-8"))["rows"]) == 105
     assert main([*args, "--out", str(out), "--cache", str(cache)]) == 0
