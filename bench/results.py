@@ -475,7 +475,7 @@ def render(folder: Path = OUT) -> str:
         "the synthetic one is the court-style writer): the checklist alone; the layer fitted "
         "on the other writers on every narrative (as it ships, one model whatever the length); "
         "that layer only from 600 characters (how it shipped before); and the same without the "
-        "sentence embedding (the variant that is not the default):",
+        "sentence embedding of the flows' sentences (the variant that is not the default):",
         "",
         *_layer_rows(results),
         "",
@@ -516,7 +516,8 @@ def render(folder: Path = OUT) -> str:
         "whole writers out (the synthetic cases: whole regulations, and weighed as much as the "
         "other writers together), as the model files that ship record them; the synthetic "
         "(court-style) cases and the other writers' narratives also apart. The default is the "
-        "layer with the embedding:",
+        "layer with the sentence embedding of the sentences the checklist's flows were read "
+        "from:",
         "",
         *_model_rows(),
         "",

@@ -17,7 +17,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from privacy_checklist.retrieval.base import NO_FILTERS, Document, Filters, Hit, check_query, top
-from privacy_checklist.retrieval.text import match_spans, tokenize
+from privacy_checklist.retrieval.text import TOKENIZER, match_spans, tokenize
 
 K1, B = 1.5, 0.75
 FIELDS = ("spec", "text")
@@ -100,6 +100,7 @@ class BM25Retriever:
                 json.dumps(
                     {
                         "field": self.field,
+                        "tokenizer": TOKENIZER,
                         "k1": K1,
                         "b": B,
                         "tokens": {n: list(v) for n, v in self.tokens.items()},
@@ -113,9 +114,12 @@ class BM25Retriever:
 
     @staticmethod
     def cached(path: Path) -> dict[str, tuple[str, list[str]]]:
-        """Saved tokens by node (empty when the file is missing or damaged: rebuilt)."""
+        """Saved tokens by node (empty when the file is missing or damaged, or was tokenized
+        another way: rebuilt)."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+            if data["tokenizer"] != TOKENIZER:
+                return {}
             return {n: (v[0], list(v[1])) for n, v in data["tokens"].items()}
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return {}

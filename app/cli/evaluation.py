@@ -360,7 +360,7 @@ def _register_train(sub: Any) -> None:
         "--fast",
         action="store_true",
         help="without the sentence embedding: the offline-fast model, or with --method "
-        "checklist the learned layer used where the embeddings extra is not installed",
+        "checklist the layer's variant without it (shipped beside the default)",
     )
     p.add_argument(
         "--method",

@@ -11,9 +11,9 @@ Compares, per writer and short / long apart (at most six sentences is short):
 
 - ``checklist alone``: the checklist's own verdict (the most serious flow decides);
 - ``refit, all``: the layer as it ships — the checklist's outcome and the offline features (with
-  the sentence embedding when ``--embed``), a logistic regression fitted on the other writers
-  (C and class weights chosen by cross-validation on them, grouped by writer), on every
-  narrative whatever its length (one model);
+  the sentence embedding of the flows' sentences when ``--embed``), a logistic regression
+  fitted on the other writers (C and class weights chosen by cross-validation on them, grouped
+  by writer), on every narrative whatever its length (one model);
 - ``refit, long``: that layer only on narratives of 600 characters or more, the checklist alone
   below (how the layer shipped before issue 27, when it was fitted on the synthetic cases: on
   this corpus that one scored 0.502 accuracy, 0.278 on long narratives).
@@ -94,6 +94,7 @@ def main() -> int:
     from privacy_checklist.reasoning.learned.blend import (
         GRID,
         checklist_features,
+        flow_text,
         offline_features,
     )
 
@@ -120,7 +121,8 @@ def main() -> int:
         checklists = reasoner.checklists(n.text)
         case = combine(checklists)
         alone[n.id] = case.label if case is not None else "not_applicable"
-        rows.append(checklist_features(checklists) + features(n.text)[0].tolist())
+        offline = features(n.text, embed_text=flow_text(n.text, checklists))[0]
+        rows.append(checklist_features(checklists) + offline.tolist())
     x_raw = np.asarray(rows, dtype=float)
     y = np.array([n.verdict for n in narratives])
     g = np.array([n.writer for n in narratives])

@@ -190,14 +190,12 @@ def _fact_words() -> tuple[dict[str, frozenset[str]], dict[str, tuple[re.Pattern
     questions the words that name a party's role, the role graph's among them) less the stems
     common to many keys; and the
     reader's cues for it, compiled."""
-    from nltk.stem.porter import PorterStemmer
-
     from privacy_checklist.kg.kb import builtin_path
     from privacy_checklist.kg.lexicon import FUNCTION_WORDS, STOP_WORDS
     from privacy_checklist.kg.store import condition_kinds
     from privacy_checklist.reasoning.text import data_path
+    from privacy_checklist.retrieval.text import stem
 
-    stem = PorterStemmer().stem
     cues = json.loads(data_path("fact_cues.json").read_text(encoding="utf-8"))
     kinds = condition_kinds()
     roles = json.loads((builtin_path() / "roles.json").read_text(encoding="utf-8"))
@@ -239,13 +237,12 @@ def bears_on(key: str, evidence: str, question: str = "") -> bool:
     it matches, or it holds a word (by its stem) of the words that state that fact. A word
     every question shares ("the", "patient", "information") bears on none; a key the
     catalogue does not know is read from ``question``'s own words."""
-    from nltk.stem.porter import PorterStemmer
+    from privacy_checklist.retrieval.text import stem
 
     vocabulary, patterns = _fact_words()
     if any(p.search(evidence) for p in patterns.get(key, ())):
         return True
     words = vocabulary.get(key)
-    stem = PorterStemmer().stem
     if words is None:
         words = frozenset(stem(w) for w in re.findall(r"[a-z]{4,}", question.lower()))
     said = {stem(w) for w in re.findall(r"[a-z]{3,}", evidence.lower())}

@@ -37,6 +37,7 @@ from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.text import sentences as split_sentences
 from privacy_checklist.reasoning.verdict import CitedNorm, Label, RetrievedNorm, Verdict
 from privacy_checklist.retrieval.base import Hit, SearchIndex
+from privacy_checklist.retrieval.text import TOKENIZER
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -135,7 +136,10 @@ class Features:
         mean: Vector = np.asarray(vectors, dtype=float).mean(axis=0)
         return mean
 
-    def __call__(self, text: str) -> tuple[Vector, Evidence]:
+    def __call__(self, text: str, embed_text: str | None = None) -> tuple[Vector, Evidence]:
+        """The case's features and what they were read from; the embedding is of
+        ``embed_text`` when given (the checklist's layer: the sentences its flows were read
+        from), else of ``text``."""
         from privacy_checklist.retrieval.cies import read_case
 
         reading = read_case(text, self.kb.roles, self.kb.attributes)
@@ -162,7 +166,7 @@ class Features:
         ci = self.ci_search(self.index, text)
         values += [len(ci) / float(CI_HITS), ci[0].score if ci else 0.0]
         if self.embed:
-            values += self.embedding(text).tolist()
+            values += self.embedding(text if embed_text is None else embed_text).tolist()
         evidence = Evidence(
             roles=reading.roles,
             hipaa_types=reading.hipaa_types,
@@ -209,6 +213,11 @@ class OfflineReasoner:
             raise ValueError(
                 f"{path}: trained on another sentence encoder's vectors; retrain it "
                 "(pcheck reasoner train)"
+            )
+        if model.get("tokenizer") != TOKENIZER:
+            raise ValueError(
+                f"{path}: trained on retrieval over other tokens (another stemmer or stop "
+                "words); retrain it (pcheck reasoner train)"
             )
         self.coef = np.asarray(model["coef"])
         self.intercept = np.asarray(model["intercept"])
@@ -364,6 +373,7 @@ def train(
         "format": 2,
         "features": features.names,
         "encoder": graph_digest() if features.embed else "",
+        "tokenizer": TOKENIZER,
         **fit.coefficients(fitted.model),
         "params": fitted.params,
         "trained_on": f"{len(train_cases)} synthetic train + {len(val_cases)} synthetic val cases",

@@ -22,7 +22,7 @@ from privacy_checklist.retrieval.bm25 import BM25Retriever
 from privacy_checklist.retrieval.cies import read_case
 from privacy_checklist.retrieval.evaluate import gold_ids, score_case
 from privacy_checklist.retrieval.index import RetrievalIndex
-from privacy_checklist.retrieval.text import tokenize
+from privacy_checklist.retrieval.text import TOKENIZER, tokenize
 
 POLICE = (
     "A police detective investigating a hit-and-run asked the emergency room for the blood "
@@ -84,6 +84,32 @@ def test_incremental_rebuild(shipped: KnowledgeBase, tmp_path: Path) -> None:
     assert again.reused == len(docs) - 1
     (tmp_path / "bm25.json").write_text("{damaged")
     assert BM25Retriever.cached(tmp_path / "bm25.json") == {}  # rebuilt, never silently empty
+
+
+def test_tokens_made_another_way_are_not_reused(shipped: KnowledgeBase, tmp_path: Path) -> None:
+    """Saved tokens carry how they were made (the stemmer, the stop words): tokens saved by
+    another stemmer would silently rank with stems no query makes."""
+    path = tmp_path / "bm25.json"
+    BM25Retriever(documents(shipped)).save(path)
+    assert len(BM25Retriever.cached(path)) == len(documents(shipped))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["tokenizer"] == TOKENIZER
+    data["tokenizer"] = "porter:an older list"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert BM25Retriever.cached(path) == {}
+    del data["tokenizer"]  # saved before the tokens said how they were made
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert BM25Retriever.cached(path) == {}
+
+
+def test_the_stemmer_is_snowball_english_and_never_imports_nltk() -> None:
+    code = (
+        "import sys\n"
+        "from privacy_checklist.retrieval.text import TOKENIZER, tokenize\n"
+        "print(tokenize('The hospital disclosed the records to employers'), 'nltk' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['hospit',", "'disclos',", "'record',", "'employ']", "False"]
 
 
 def test_read_case(shipped: KnowledgeBase) -> None:

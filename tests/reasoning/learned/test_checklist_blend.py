@@ -14,6 +14,7 @@ from privacy_checklist.reasoning.learned.blend import (
     Blend,
     BlendModelError,
     checklist_feature_names,
+    flow_text,
 )
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import Label
@@ -105,6 +106,57 @@ def test_a_model_fitted_on_another_encoder_is_refused(kb, tmp_path) -> None:
     other.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(BlendModelError, match="another sentence encoder"):
         Blend(kb, other)
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [("tokenizer", "other tokens"), ("reads", "other text")],
+    ids=["another stemmer", "whole text"],
+)
+def test_a_model_fitted_on_other_evidence_is_refused(kb, tmp_path, key, said) -> None:
+    """A layer fitted on retrieval over other stems, or on the embedding of other text than
+    the flows' sentences, would weigh numbers it never saw: refused with one line."""
+    for embed in (False, True):
+        data = model(embed)
+        data[key] = "something else"
+        other = tmp_path / "other.json"
+        other.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(BlendModelError, match=said):
+            Blend(kb, other)
+
+
+LEE = (
+    "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's complete medical records to a "
+    "newspaper reporter without her authorization."
+)
+AROUND = (
+    "Good morning!",
+    "The rain started shortly after lunch and kept falling until well past dark.",
+    "The cafeteria was serving tomato soup that afternoon.",
+)
+
+
+def test_the_embedding_reads_the_sentences_the_flows_were_read_from(kb) -> None:
+    reasoner = ChecklistReasoner(kb, blend=False)
+    text = f"{AROUND[0]} {LEE} {AROUND[1]} {AROUND[2]}"
+    assert flow_text(text, reasoner.checklists(text)) == LEE
+    # no flow read: the whole text
+    quiet = f"{AROUND[1]} {AROUND[2]}"
+    assert flow_text(quiet, reasoner.checklists(quiet)) == quiet
+
+
+def test_sentences_that_tell_no_flow_do_not_move_the_verdict(reasoner) -> None:
+    """The issue's case: the same disclosure followed by the weather and the cafeteria, or
+    after a greeting, is decided the same (it came out not covered by HIPAA at all once)."""
+    alone = reasoner.check(LEE)
+    assert alone.label is Label.PROHIBIT
+    for text in (
+        f"{LEE} {AROUND[1]} {AROUND[2]}",
+        f"{AROUND[0]} {LEE}",
+        f"{AROUND[1]} {LEE} {AROUND[2]}",
+        f"{LEE} 🙂",
+    ):
+        assert reasoner.check(text).label is Label.PROHIBIT, text
 
 
 @pytest.fixture(scope="module")
