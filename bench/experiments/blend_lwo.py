@@ -91,12 +91,8 @@ def main() -> int:
     from privacy_checklist.reasoning.checklist.decide import combine
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.learned import fit
-    from privacy_checklist.reasoning.learned.blend import (
-        GRID,
-        checklist_features,
-        flow_text,
-        offline_features,
-    )
+    from privacy_checklist.reasoning.learned.blend import GRID, offline_features
+    from privacy_checklist.reasoning.learned.evidence import checklist_features, flow_text
 
     narratives = read_corpus(sorted(args.corpus.glob("*.jsonl"))).narratives
     # the groups of the inner choice: the writer, and for a synthetic case its regulation

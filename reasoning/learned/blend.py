@@ -9,14 +9,15 @@ regression weighs:
 
 - the checklist's own outcome: the case's label, how many flows were read as permitted,
   prohibited and not covered, whether a prohibition was triggered, a candidate met, the
-  applicability facts stated false, whether the verdict was decided (:func:`checklist_features`);
+  applicability facts stated false, whether the verdict was decided
+  (:func:`.evidence.checklist_features`);
 - the offline reasoner's explainable features (the words' roles and information types, the
   phrase cues, the norm types BM25 and CI-ES retrieve:
   :class:`~privacy_checklist.reasoning.learned.offline.Features`), and the sentence embedding
-  of the sentences the checklist's flows were read from (:func:`flow_text`; all-MiniLM-L6-v2
-  run with ONNX Runtime, :mod:`privacy_checklist.kg.encoder`: no torch). A variant without the
-  embedding ships beside it (:data:`MODEL_FILES`); the default is the one :data:`DEFAULT_EMBED`
-  names, and the verdict says which was used.
+  of the sentences the checklist's flows were read from (:func:`.evidence.flow_text`;
+  all-MiniLM-L6-v2 run with ONNX Runtime, :mod:`privacy_checklist.kg.encoder`: no torch). A
+  variant without the embedding ships beside it (:data:`MODEL_FILES`); the default is the one
+  :data:`DEFAULT_EMBED` names, and the verdict says which was used.
 
 It is fitted on the labelled corpus (``bench/data/corpus``: many independent writers), the
 project's own narrative sets and the synthetic cases, its regularisation and class weighting
@@ -44,8 +45,12 @@ import numpy.typing as npt
 
 from privacy_checklist.reasoning.checklist.decide import Checklist, combine
 from privacy_checklist.reasoning.checklist.report import Weighed
-from privacy_checklist.reasoning.reading.types import PARTS
-from privacy_checklist.reasoning.text import data_path, sentence_spans
+from privacy_checklist.reasoning.learned.evidence import (
+    checklist_feature_names,
+    checklist_features,
+    flow_text,
+)
+from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.retrieval.text import TOKENIZER
 
 if TYPE_CHECKING:
@@ -55,11 +60,9 @@ if TYPE_CHECKING:
 Vector = npt.NDArray[np.float64]
 #: The shipped models: without the sentence embedding (no torch) and with it.
 MODEL_FILES = {False: "checklist_blend_model.json", True: "checklist_blend_embed_model.json"}
-LABELS = ("permit", "prohibit", "not_applicable")
-APPLICABILITY = ("sender_covered", "acting_in_role", "information_is_phi")
 TRAIN_COMMAND = "pcheck reasoner train --method checklist"
-#: what the layer's evidence is read from (:func:`flow_text`); a model fitted on other text is
-#: refused
+#: what the layer's evidence is read from (:func:`.evidence.flow_text`); a model fitted on
+#: other text is refused
 READS = "embedding of the flow sentences"
 #: the regularisation strengths tried (the smallest win when the other evidence adds little)
 GRID = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
@@ -87,67 +90,6 @@ def model_path(embed: bool | None = None) -> Path:
 
 class BlendModelError(ValueError):
     """The shipped (or given) blend model is missing or does not fit these features."""
-
-
-def checklist_feature_names() -> list[str]:
-    return (
-        [f"checklist:label:{label}" for label in LABELS]
-        + [f"checklist:flows:{label}" for label in LABELS]
-        + [
-            "checklist:no_flow",
-            "checklist:flows",
-            "checklist:share_prohibit",
-            "checklist:prohibition_triggered",
-            "checklist:candidate_met",
-            "checklist:candidate_unmet",
-            "checklist:decided",
-        ]
-        + [f"checklist:stated_false:{key}" for key in APPLICABILITY]
-    )
-
-
-def checklist_features(checklists: Sequence[Checklist]) -> list[float]:
-    """The checklist's outcome on a case as numbers (see :func:`checklist_feature_names`)."""
-    case = combine(checklists)
-    count = {label: sum(c.label == label for c in checklists) for label in LABELS}
-    flows = len(checklists)
-    values = [1.0 if case is not None and case.label == label else 0.0 for label in LABELS]
-    values += [float(min(count[label], 5)) / 5.0 for label in LABELS]
-    values += [
-        1.0 if case is None else 0.0,
-        float(min(flows, 8)) / 8.0,
-        count["prohibit"] / flows if flows else 0.0,
-        1.0 if any(c.prohibitions for c in checklists) else 0.0,
-        1.0 if any(n.status == "met" for c in checklists for n in c.candidates) else 0.0,
-        1.0 if any(n.status == "unmet" for c in checklists for n in c.candidates) else 0.0,
-        1.0 if case is not None and case.decided else 0.0,
-    ]
-    values += [
-        1.0 if any(c.flow.fact(key).value is False for c in checklists) else 0.0
-        for key in APPLICABILITY
-    ]
-    return values
-
-
-def flow_text(text: str, checklists: Sequence[Checklist]) -> str:
-    """The sentences of ``text`` that the checklist's flows were read from (a part or a fact of
-    some flow starts in them), in their order; the whole text when no flow was read from a
-    sentence. The case's sentence embedding is of these alone: embedded whole, a sentence that
-    tells no flow (a greeting, the weather, an emoji) moved the verdict of one narrative in
-    nine (``bench/corpus/invariance.py``); the cues and retrieved norms, read from the whole
-    text, hardly move."""
-    starts = [
-        part.start
-        for c in checklists
-        for part in (getattr(c.flow, name) for name in PARTS)
-        if part is not None and part.start >= 0
-    ]
-    starts += [fact.start for c in checklists for fact in c.flow.facts.values() if fact.start >= 0]
-    spans = sentence_spans(text)
-    kept = [(a, b) for a, b in spans if any(a <= start < b for start in starts)]
-    if not kept:
-        return text
-    return " ".join(text[a:b] for a, b in kept)
 
 
 class Blend:
@@ -295,6 +237,37 @@ def _keep(cache: Path, data: dict[str, Any]) -> None:
     tmp.replace(cache)
 
 
+def _rows(
+    cases: Sequence[TrainingCase],
+    checklists_of: Callable[[str], list[Checklist]],
+    features: Features,
+    cache: Path | None,
+    identity: dict[str, Any],
+    progress: Callable[[], object] | None,
+) -> tuple[list[list[float]], list[str]]:
+    """Each case's feature row and the checklist's own label, reused from the cache when it
+    was read with the same settings (``identity``) and written back whole."""
+    stored = _cached(cache, identity)
+    rows_cache: dict[str, list[float]] = stored.get("rows", {})
+    alone: dict[str, str] = stored.get("alone", {})
+    rows, checklist_labels = [], []
+    for case in cases:
+        key = hashlib.sha256(case.text.encode("utf-8")).hexdigest()
+        if key not in rows_cache:
+            checklists = checklists_of(case.text)
+            offline, _ = features(case.text, embed_text=flow_text(case.text, checklists))
+            rows_cache[key] = checklist_features(checklists) + offline.tolist()
+            combined = combine(checklists)
+            alone[key] = combined.label if combined is not None else "not_applicable"
+        rows.append(rows_cache[key])
+        checklist_labels.append(alone[key])
+        if progress is not None:
+            progress()
+    if cache is not None:
+        _keep(cache, {**identity, "rows": rows_cache, "alone": alone})
+    return rows, checklist_labels
+
+
 def train(
     kb: KnowledgeBase,
     checklists_of: Callable[[str], list[Checklist]],
@@ -321,7 +294,8 @@ def train(
         sources: the training files and their sha256.
         cache: a JSON file of per-case feature rows, reused when the case text and the settings
             are the same (so a second run is quick).
-        embed: weigh the sentence embedding of the flows' sentences too (:func:`flow_text`).
+        embed: weigh the sentence embedding of the flows' sentences too
+            (:func:`.evidence.flow_text`).
         writers: each case's writer: the folds leave whole writers out (default: stratified
             folds over the cases). A writer named ``synthetic:...`` is one regulation's
             synthetic cases: the figures give the court-style cases apart.
@@ -346,24 +320,7 @@ def train(
         "reads": READS,
         "tokenizer": TOKENIZER,
     }
-    stored = _cached(cache, identity)
-    rows_cache: dict[str, list[float]] = stored.get("rows", {})
-    alone: dict[str, str] = stored.get("alone", {})
-    rows, checklist_labels = [], []
-    for case in cases:
-        key = hashlib.sha256(case.text.encode("utf-8")).hexdigest()
-        if key not in rows_cache:
-            checklists = checklists_of(case.text)
-            offline, _ = features(case.text, embed_text=flow_text(case.text, checklists))
-            rows_cache[key] = checklist_features(checklists) + offline.tolist()
-            combined = combine(checklists)
-            alone[key] = combined.label if combined is not None else "not_applicable"
-        rows.append(rows_cache[key])
-        checklist_labels.append(alone[key])
-        if progress is not None:
-            progress()
-    if cache is not None:
-        _keep(cache, {**identity, "rows": rows_cache, "alone": alone})
+    rows, checklist_labels = _rows(cases, checklists_of, features, cache, identity, progress)
     y = fit.gold(cases)
     x_raw = np.asarray(rows, dtype=float)
     mean = x_raw.mean(axis=0)

@@ -168,8 +168,10 @@ def child(script: str, *args: str) -> subprocess.Popen[str]:
 
 
 def wait_for(path: Path, proc: subprocess.Popen[str], seconds: float = 120) -> None:
+    """Wait until the child has written ``path`` (its content, not only the empty file that
+    write_text makes first: on a busy machine the path can be read in between)."""
     deadline = time.monotonic() + seconds
-    while not path.exists():
+    while not (path.exists() and path.read_text().strip()):
         if proc.poll() is not None:
             raise AssertionError(f"child ended early ({proc.returncode}): {proc.stderr.read()}")
         assert time.monotonic() < deadline, "child never reached the point under test"

@@ -13,9 +13,8 @@ from privacy_checklist.reasoning.learned.blend import (
     MODEL_FILES,
     Blend,
     BlendModelError,
-    checklist_feature_names,
-    flow_text,
 )
+from privacy_checklist.reasoning.learned.evidence import checklist_feature_names, flow_text
 from privacy_checklist.reasoning.text import data_path
 from privacy_checklist.reasoning.verdict import Label
 from tests.conftest import REPO
