@@ -72,6 +72,15 @@ SCRIPTS = {
         "--json",
         "{out}/out.json",
     ],
+    "corpus-invariance-alone": [
+        "bench/corpus/invariance.py",
+        "--method",
+        "checklist-alone",
+        "--limit",
+        "12",
+        "--json",
+        "{out}/out.json",
+    ],
     "guard-corpus": ["bench/guard_corpus/measure.py", "--json", "{out}/out.json"],
     "answer-corpus": ["bench/answer_corpus/measure.py", "--json", "{out}/out.json"],
     **{
@@ -416,22 +425,33 @@ def _invariance_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     if found is None:
         return ["Not measured yet (`python bench/results.py run --only invariance`)."]
     out = found["output"]
-    rows = [
-        ([f"{kind} (must not change)", c["n"], float(c["flip_rate"])], found["command"])
-        for kind, c in out["must_not_matter"].items()
-    ]
+    alone = results.get("corpus-invariance-alone", {}).get("output")
+    rows = []
+    for kind, c in out["must_not_matter"].items():
+        other = alone["must_not_matter"][kind]["flip_rate"] if alone else None
+        cells = [f"{kind} (must not change)", c["n"], float(c["flip_rate"]), _or_dash(other)]
+        rows.append((cells, found["command"]))
     negated = out["negated"]
-    rows.append(
-        (
-            [
-                "the deciding fact negated (must change)",
-                negated["pairs"],
-                float(negated["changed_rate"] or 0),
-            ],
-            found["command"],
-        )
-    )
-    return _table(["change", "n", "verdicts changed"], rows)
+    other = alone["negated"]["changed_rate"] if alone else None
+    cells = [
+        "the deciding fact negated (must change)",
+        negated["pairs"],
+        float(negated["changed_rate"] or 0),
+        _or_dash(other),
+    ]
+    rows.append((cells, found["command"]))
+    columns = [
+        "change",
+        "n",
+        "verdicts changed",
+        "the checklist alone (`--method checklist-alone`)",
+    ]
+    return _table(columns, rows)
+
+
+def _or_dash(value: Any) -> Any:
+    """A figure, or a dash where it was not measured."""
+    return "–" if value is None else float(value)
 
 
 def render(folder: Path = OUT) -> str:
@@ -480,8 +500,9 @@ def render(folder: Path = OUT) -> str:
         *_layer_rows(results),
         "",
         "Invariance, the default method on the first twelve narratives of each writer and "
-        "their twins (`bench/corpus/invariance.py`; the target is under 2% where nothing "
-        "should change and over 90% where the deciding fact is negated):",
+        "their twins, and the checklist without its learned layer beside it "
+        "(`bench/corpus/invariance.py`; the target is under 2% where nothing should change "
+        "and over 90% where the deciding fact is negated):",
         "",
         *_invariance_rows(results),
         "",

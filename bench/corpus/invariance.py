@@ -1,8 +1,8 @@
 """Invariance: how often a method's verdict changes when what must not matter changes, and how
 often it changes when the deciding fact does.
 
-    python bench/corpus/invariance.py [--corpus bench/data/corpus] [--method checklist]
-        [--limit N] [--json OUT.json]
+    python bench/corpus/invariance.py [--corpus bench/data/corpus]
+        [--method checklist|checklist-alone] [--limit N] [--json OUT.json]
 
 Changes that must not matter, each applied to every narrative of the corpus (the flip rate is
 the share whose verdict differs from the method's verdict on the narrative as written):
@@ -128,7 +128,12 @@ def measure(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=HERE.parent / "data" / "corpus")
-    parser.add_argument("--method", default="checklist")
+    parser.add_argument(
+        "--method",
+        default="checklist",
+        help="a method's name (default: checklist, the default method), or checklist-alone: "
+        "the checklist without its learned layer (what the layer adds to the flips)",
+    )
     parser.add_argument("--limit", type=int, help="the first N narratives of each writer")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -146,15 +151,20 @@ def main() -> int:
         wanted = {n.id for n in first}
         narratives = first + [n for n in narratives if n.id not in wanted and n.twin in wanted]
     from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.methods import build_method
 
     kb = kbmod.load(None)
     index = None
-    if args.method != "checklist":
+    if args.method not in ("checklist", "checklist-alone"):
         from privacy_checklist.retrieval.index import RetrievalIndex
 
         index = RetrievalIndex(kb, embeddings=args.method == "offline")
-    reasoner = build_method(args.method, kb, index, None)
+    reasoner = (
+        ChecklistReasoner(kb, blend=False)
+        if args.method == "checklist-alone"
+        else build_method(args.method, kb, index, None)
+    )
     result = {
         "method": args.method,
         **measure(narratives, lambda t: reasoner.check(t).label.value, neutral_sentences()),
