@@ -18,9 +18,9 @@ from tests.conftest import REPO
 
 #: narratives taken from each writer (the first ones), and writers taken (every other one)
 PER_WRITER = 1
-#: the flip rate allowed on the slice (the whole corpus: the Results page; the target is 2%).
-#: The layer embedding the whole text flipped 12% of these; what flips now is mostly the rule
-#: reader's parse of a sentence next to an added one, and cases on the layer's edge.
+#: the flip rate allowed on the slice (the first twelve of each writer: the Results page; the
+#: target is 2%). With the layer embedding the whole text, 11.9% of those flipped; now 3.1%,
+#: and 1.1% for the checklist alone.
 ALLOWED = 0.08
 
 
