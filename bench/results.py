@@ -53,18 +53,43 @@ REAL_DEV = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
 
 
 #: measurements that are a script of ``bench/`` writing its JSON to ``{out}/out.json``
+#: the learned condition reader's out-of-fold readings of the corpus (``condition-reader``
+#: makes them): the corpus's figures read each writer's narratives with a reader fitted
+#: without that writer
+CONDITIONS_OOF = ".cache/condition-reader:e2-w4.0:3"
 SCRIPTS = {
     "speed": ["bench/reasoning.py", "--runs", "3", "--json", "{out}/out.json"],
+    "condition-reader": [
+        "bench/experiments/condition_reader.py",
+        "--folds",
+        "3",
+        "--epochs",
+        "2",
+        "--cache",
+        CONDITIONS_OOF.split(":")[0],
+        "--json",
+        "{out}/out.json",
+    ],
     **{
         f"corpus-{method}": [
             "bench/corpus/measure.py",
             "--method",
             method,
+            *(["--conditions", CONDITIONS_OOF] if method == "checklist-alone" else []),
             "--json",
             "{out}/out.json",
         ]
         for method in ("checklist-alone", "offline-fast")
     },
+    "corpus-checklist-rules": [
+        "bench/corpus/measure.py",
+        "--method",
+        "checklist-alone",
+        "--conditions",
+        "none",
+        "--json",
+        "{out}/out.json",
+    ],
     "corpus-invariance": [
         "bench/corpus/invariance.py",
         "--limit",
@@ -94,6 +119,8 @@ SCRIPTS = {
                 str(SHARED / "cases" / f"{part}_generate_cases_hipaa_applicability.csv")
                 for part in ("train", "val")
             ),
+            "--conditions",
+            CONDITIONS_OOF,
             "--json",
             "{out}/out.json",
         ]
@@ -303,7 +330,8 @@ CORPUS_FIGURES = [
 #: the corpus measurements of :func:`_corpus_rows`, and what each row is called
 CORPUS_METHODS = {
     "first-reading": "checklist, first reading",
-    "checklist-alone": "checklist alone (no learned layer)",
+    "checklist-rules": "checklist alone, the rule reader's facts only",
+    "checklist-alone": "checklist alone, with the learned condition reader (out of fold)",
     "offline-fast": "offline-fast",
 }
 
@@ -340,6 +368,35 @@ def _corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
         return ["Not measured yet (`python bench/results.py run --only corpus`)."]
     columns = ["method", "writers", "n", *CORPUS_FIGURES]
     return _table(columns, rows)
+
+
+def _fact_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The conditions the writers labelled, read by the rule reader and by the learned one (at
+    the threshold the shipped reader states a condition from)."""
+    from privacy_checklist.reasoning.learned.conditions import THRESHOLD as CONDITION_THRESHOLD
+
+    rows = []
+    for key, name in (("corpus-checklist-rules", "rule reader (the deciding flow's facts)"),):
+        if (found := results.get(key)) is not None:
+            f = found["output"]["all"]["facts"]
+            cells = [name, f["n"], float(f["agreement"]), float(f["true"]), float(f["false"])]
+            rows.append(([*cells, float(f["not stated"])], _command(found)))
+    if (found := results.get("condition-reader")) is not None:
+        out = found["output"]
+        f = out[str(CONDITION_THRESHOLD)]
+        by = f["by value"]
+        cells = [
+            f"learned reader, {out['folds']} folds of writers (stated from {CONDITION_THRESHOLD})",
+            f["n"],
+            float(f["agreement"]),
+            float(by["True"]),
+            float(by["False"]),
+            float(by["None"]),
+        ]
+        rows.append((cells, _command(found)))
+    if not rows:
+        return ["Not measured yet (`python bench/results.py run --only condition-reader`)."]
+    return _table(["reader", "facts", "agreement", "true", "false", "not stated"], rows)
 
 
 def _writer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
@@ -489,6 +546,16 @@ def render(folder: Path = OUT) -> str:
         *_corpus_rows(results),
         "",
         *_writer_rows(results),
+        "",
+        "The conditions the writers labelled on each narrative's deciding flow (stated true, "
+        "stated false, not stated), as each reader reads them. The learned condition reader "
+        "(all-MiniLM-L6-v2 fine-tuned on the corpus's sentences, "
+        "`reasoning/learned/conditions.py`) is measured with the writers in three groups, "
+        "each read by a reader fitted on the other two; the corpus's figures for the checklist "
+        "with it read every narrative that way (out of fold), never with the reader that "
+        "ships (fitted on every writer):",
+        "",
+        *_fact_rows(results),
         "",
         "The default method, the checklist with its learned layer, leave-writer-out over the "
         "corpus's writers, the six own sets and the synthetic GoldCoin cases (each a writer; "

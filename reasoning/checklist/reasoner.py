@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from privacy_checklist.reasoning.checklist.decide import (
     presumed_kinds,
 )
 from privacy_checklist.reasoning.checklist.report import CaseReport, FlowReport
+from privacy_checklist.reasoning.learned import conditions
 from privacy_checklist.reasoning.learned.blend import Blend, model_path
 from privacy_checklist.reasoning.reading.types import Part
 from privacy_checklist.reasoning.text import data_path
@@ -34,6 +36,7 @@ from privacy_checklist.reasoning.verdict import CitedNorm, Label, Verdict
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
+    from privacy_checklist.reasoning.learned.conditions import Read
     from privacy_checklist.reasoning.reading.facts import FactReader
 
 NAME = "checklist"
@@ -57,6 +60,10 @@ class ChecklistReasoner:
         rule: how a fact the case does not state is weighed.
         blend: weigh the checklist with the case's other evidence (every narrative)
             (:mod:`~privacy_checklist.reasoning.learned.blend`); False: the checklist alone.
+        conditions: read the conditions with the learned condition reader beside the rule
+            reader (:mod:`~privacy_checklist.reasoning.learned.conditions`); False: the rule
+            reader's facts alone. A callable (text -> each kind's reading) stands in for the
+            shipped reader (the experiments' readers fitted without a writer).
     """
 
     kb: KnowledgeBase
@@ -64,6 +71,7 @@ class ChecklistReasoner:
     catalogue: Catalogue | None = None
     rule: UnknownRule = UnknownRule.STATED
     blend: bool = True
+    conditions: bool | Callable[[str], Mapping[str, Read]] = True
     name: str = field(default=NAME, init=False)
     _blend: Blend | None = field(default=None, init=False, repr=False)
 
@@ -83,7 +91,11 @@ class ChecklistReasoner:
     def checklists(self, text: str) -> list[Checklist]:
         """The checklist of every flow read in ``text``."""
         assert self.reader is not None and self.catalogue is not None
-        return [decide(self.catalogue, flow, self.rule) for flow in self.reader.read(text).flows]
+        flows = self.reader.read(text).flows
+        if self.conditions:
+            read = self.conditions if callable(self.conditions) else conditions.shipped().read
+            flows = conditions.merge(flows, read(text))
+        return [decide(self.catalogue, flow, self.rule) for flow in flows]
 
     def check(self, text: str) -> Verdict:
         """The verdict on a narrative.
@@ -245,7 +257,9 @@ class ChecklistReasoner:
         """What decides its verdicts besides the case, for an evaluation's reuse rule."""
         assert self.reader is not None and self.catalogue is not None
         files = ("fact_cues.json", "presumptions.json")
+        read_by = conditions.digest() if self.conditions is True else "none"
         payload = {
+            "conditions": "given" if callable(self.conditions) else read_by,
             "rule": self.rule.value,
             "parser": self.parser,
             "presumed": sorted(presumed_kinds()),

@@ -319,6 +319,8 @@ def train(
         "encoder": encoder,
         "reads": READS,
         "tokenizer": TOKENIZER,
+        # features read with the condition reader out of fold are not the shipped reader's
+        "conditions": sources.get("conditions read out of fold", "shipped"),
     }
     rows, checklist_labels = _rows(cases, checklists_of, features, cache, identity, progress)
     y = fit.gold(cases)
