@@ -100,7 +100,7 @@ SCRIPTS = {
     "corpus-invariance-alone": [
         "bench/corpus/invariance.py",
         "--method",
-        "checklist-alone",
+        "checklist-layer",
         "--limit",
         "12",
         "--json",
@@ -376,7 +376,13 @@ def _fact_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     from privacy_checklist.reasoning.learned.conditions import THRESHOLD as CONDITION_THRESHOLD
 
     rows = []
-    for key, name in (("corpus-checklist-rules", "rule reader (the deciding flow's facts)"),):
+    for key, name in (
+        ("corpus-checklist-rules", "rule reader (the deciding flow's facts)"),
+        (
+            "corpus-checklist-alone",
+            "the checklist's facts: rules and learned reader out of fold (the deciding flow's)",
+        ),
+    ):
         if (found := results.get(key)) is not None:
             f = found["output"]["all"]["facts"]
             cells = [name, f["n"], float(f["agreement"]), float(f["true"]), float(f["false"])]
@@ -422,15 +428,22 @@ def _writer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
 
 def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = []
-    for key, suffix in (("corpus-layer", ""), ("corpus-layer-fast", ", without the embedding")):
+    from privacy_checklist.reasoning.learned.blend import DEFAULT_EMBED
+
+    default = {True: " (the default)", False: ""}
+    variants = (
+        ("corpus-layer", ", with the embedding" + default[DEFAULT_EMBED]),
+        ("corpus-layer-fast", ", without the embedding" + default[not DEFAULT_EMBED]),
+    )
+    for number, (key, suffix) in enumerate(variants):
         if (found := results.get(key)) is None:
             continue
         for name, r in found["output"].items():
-            if suffix and name == "checklist alone":
+            if number and name == "checklist alone":
                 continue  # the same in both measurements
             a = r["all"]
             cells = [
-                name + suffix,
+                name + ("" if name == "checklist alone" else suffix),
                 a["n"],
                 float(a["accuracy"]),
                 float(a["macro_f1"]),
@@ -501,7 +514,7 @@ def _invariance_rows(results: dict[str, dict[str, Any]]) -> list[str]:
         "change",
         "n",
         "verdicts changed",
-        "the checklist alone (`--method checklist-alone`)",
+        "with the learned layer (`--method checklist-layer`)",
     ]
     return _table(columns, rows)
 
@@ -537,8 +550,10 @@ def render(folder: Path = OUT) -> str:
         "law's permissions, prohibitions and exclusions, written as twin pairs that differ in "
         "the deciding fact (`bench/data/corpus/`, `bench/corpus/make_briefs.py`). The first "
         "reading is the checklist as it stood before anything was fitted on the corpus; the "
-        "checklist alone (its rules, without the learned layer) and offline-fast (fitted on "
-        "the synthetic cases) are not fitted on the corpus either, so each writer's figure is "
+        "checklist alone (without the learned layer) with the rule reader's facts only and "
+        "offline-fast (fitted on the synthetic cases) are not fitted on the corpus either; "
+        "with the learned condition reader, each writer's narratives are read by the reader "
+        "fitted on the other groups of writers (three groups). So each writer's figure is "
         "what a writer they have not seen gets. The default method's learned layer is fitted "
         "on the corpus: its figures are the leave-writer-out ones below. Short: at most six "
         "sentences. Twins: the pairs whose gold verdicts differ, both read right.",
@@ -557,17 +572,20 @@ def render(folder: Path = OUT) -> str:
         "",
         *_fact_rows(results),
         "",
-        "The default method, the checklist with its learned layer, leave-writer-out over the "
+        "The checklist alone (the default method) and with its learned layer, "
+        "leave-writer-out over the "
         "corpus's writers, the six own sets and the synthetic GoldCoin cases (each a writer; "
         "the synthetic one is the court-style writer): the checklist alone; the layer fitted "
         "on the other writers on every narrative (as it ships, one model whatever the length); "
-        "that layer only from 600 characters (how it shipped before); and the same without the "
-        "sentence embedding of the flows' sentences (the variant that is not the default):",
+        "that layer only from 600 characters (how it shipped before); each with and without "
+        "the sentence embedding of the flows' sentences (which is the default is chosen on the "
+        "model files' cross-validation, below):",
         "",
         *_layer_rows(results),
         "",
-        "Invariance, the default method on the first twelve narratives of each writer and "
-        "their twins, and the checklist without its learned layer beside it "
+        "Invariance, the default method (the checklist without its learned layer) on the "
+        "first twelve narratives of each writer and their twins, and the checklist with the "
+        "layer beside it "
         "(`bench/corpus/invariance.py`; the target is under 2% where nothing should change "
         "and over 90% where the deciding fact is negated):",
         "",
@@ -603,9 +621,9 @@ def render(folder: Path = OUT) -> str:
         "sets, the synthetic train and val cases; never court cases), five folds that leave "
         "whole writers out (the synthetic cases: whole regulations, and weighed as much as the "
         "other writers together), as the model files that ship record them; the synthetic "
-        "(court-style) cases and the other writers' narratives also apart. The default is the "
-        "layer with the sentence embedding of the sentences the checklist's flows were read "
-        "from:",
+        "(court-style) cases and the other writers' narratives also apart; the default is "
+        "the one with the better macro-F1 with both kinds of text counting equally "
+        "(`DEFAULT_EMBED` in `reasoning/learned/blend.py`):",
         "",
         *_model_rows(),
         "",

@@ -112,8 +112,8 @@ def run_without(
 def test_the_core_runs_without_the_extras(shared: Path, tmp_path: Path) -> None:
     """Ingest (Part 160 alone, no graphs), show, resolve phrases without the embedding
     fallback, search with BM25, check a case with offline-fast, with offline (its sentence
-    embedding from the shipped ONNX encoder) and with the checklist and its learned layer,
-    every extra refused."""
+    embedding from the shipped ONNX encoder) and with the checklist and its learned condition
+    reader, every extra refused."""
     part160 = str(shared / "hipaa" / "ecfr-title45-part160.html")
     out = str(tmp_path / "kb160")
     calls = [
@@ -139,8 +139,10 @@ def test_the_core_runs_without_the_extras(shared: Path, tmp_path: Path) -> None:
     assert bm25.lstrip().startswith("1. ") and hybrid.lstrip().startswith("1. ")
     assert "Verdict: prohibit" in check and "Flow 1 (emailed)" in check
     assert "Verdict: prohibit" in offline
-    blend = json.loads(default)["checklist"]["blend"]
-    assert blend["embedding"] is True and json.loads(default)["verdict"] == "prohibit"
+    # the default: the checklist alone, its conditions read by the learned reader (ONNX, no
+    # torch: a check that needed an extra would have failed above)
+    assert json.loads(default)["checklist"].get("blend") is None
+    assert json.loads(default)["verdict"] == "prohibit"
 
 
 def test_importing_the_package_needs_no_extra(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ A module per command group, each registering its subcommands (:mod:`.parser` put
 together): :mod:`.ingest` (ingest), :mod:`.kb` (stats, show, define, export), :mod:`.graphs`
 (roles and attributes: resolve, evaluate), :mod:`.retrieval` (search, retrieval-eval,
 retrieval-tune), :mod:`.reasoning` (check, and the methods' options and pipeline),
-:mod:`.evaluation` (eval, reasoner train), :mod:`.annotate` (annotate, annotate-eval),
-:mod:`.norms` (the editors' store), :mod:`.demo` and :mod:`.browser` (app). Options taken by
-several commands are built in :mod:`.options`; the one-line errors, loading the knowledge base
-and running a command in :mod:`.common`.
+:mod:`.evaluation` (eval), :mod:`.training` (reasoner train), :mod:`.annotate` (annotate,
+annotate-eval), :mod:`.norms` (the editors' store), :mod:`.demo` and :mod:`.browser` (app).
+Options taken by several commands are built in :mod:`.options`; the one-line errors, loading
+the knowledge base and running a command in :mod:`.common`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 often it changes when the deciding fact does.
 
     python bench/corpus/invariance.py [--corpus bench/data/corpus]
-        [--method checklist|checklist-alone] [--limit N] [--json OUT.json]
+        [--method checklist|checklist-alone|checklist-layer] [--limit N] [--json OUT.json]
 
 Changes that must not matter, each applied to every narrative of the corpus (the flip rate is
 the share whose verdict differs from the method's verdict on the narrative as written):
@@ -131,8 +131,9 @@ def main() -> int:
     parser.add_argument(
         "--method",
         default="checklist",
-        help="a method's name (default: checklist, the default method), or checklist-alone: "
-        "the checklist without its learned layer (what the layer adds to the flips)",
+        help="a method's name (default: checklist, the default method: the checklist without "
+        "its learned layer), checklist-alone (the same, named), or checklist-layer: the "
+        "checklist with its learned layer (what the layer adds to the flips)",
     )
     parser.add_argument("--limit", type=int, help="the first N narratives of each writer")
     parser.add_argument("--json", type=Path)
@@ -156,13 +157,13 @@ def main() -> int:
 
     kb = kbmod.load(None)
     index = None
-    if args.method not in ("checklist", "checklist-alone"):
+    if args.method not in ("checklist", "checklist-alone", "checklist-layer"):
         from privacy_checklist.retrieval.index import RetrievalIndex
 
         index = RetrievalIndex(kb, embeddings=args.method == "offline")
     reasoner = (
-        ChecklistReasoner(kb, blend=False)
-        if args.method == "checklist-alone"
+        ChecklistReasoner(kb, blend=args.method == "checklist-layer")
+        if args.method in ("checklist-alone", "checklist-layer")
         else build_method(args.method, kb, index, None)
     )
     result = {

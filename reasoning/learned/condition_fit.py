@@ -208,6 +208,16 @@ def refit_head(
     return weight.detach().numpy(), bias.detach().numpy()
 
 
+def _compare(reader: Any, model: _Model, check: Sequence[str]) -> tuple[float, float]:
+    """How far the exported reader's probabilities are from the fitted one's on ``check``
+    (largest absolute difference), and how often its likeliest value is the same."""
+    if not check:
+        return 0.0, 1.0
+    ours = np.stack([reader.probabilities(text)[1][0] for text in check])
+    theirs = predict(model, check)
+    return float(np.abs(ours - theirs).max()), float((ours.argmax(-1) == theirs.argmax(-1)).mean())
+
+
 def write(
     model: _Model,
     kinds: Sequence[str],
@@ -251,15 +261,7 @@ def write(
         info = {**meta, "kinds": list(kinds), "scale": SCALE, "graph": digest}
         head = where / "head.npz"
         np.savez_compressed(head, weights=weights, bias=bias, meta=np.array(json.dumps(info)))
-        reader = ConditionReader(small, head)
-        ours = np.stack([reader.probabilities(s)[1][0] for s in check]) if check else None
-        theirs = predict(model, check) if check else None
-        gap = float(np.abs(ours - theirs).max()) if ours is not None else 0.0
-        same = (
-            float((ours.argmax(-1) == theirs.argmax(-1)).mean())
-            if ours is not None and theirs is not None
-            else 1.0
-        )
+        gap, same = _compare(ConditionReader(small, head), model, check)
         graph_out.parent.mkdir(parents=True, exist_ok=True)
         tmp_graph = graph_out.with_suffix(".tmp")
         tmp_head = head_out.with_suffix(".tmp")

@@ -10,6 +10,7 @@ from privacy_checklist.ingest.cases import read_cases
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 from privacy_checklist.reasoning.learned.blend import (
+    DEFAULT_EMBED,
     MODEL_FILES,
     Blend,
     BlendModelError,
@@ -27,7 +28,7 @@ def kb() -> kbmod.KnowledgeBase:
 
 @pytest.fixture(scope="module")
 def reasoner(kb) -> ChecklistReasoner:
-    return ChecklistReasoner(kb)
+    return ChecklistReasoner(kb, blend=True)
 
 
 def model(embed: bool = False) -> dict:
@@ -55,12 +56,15 @@ def test_the_shipped_models_fit_the_features_and_were_chosen_leaving_writers_out
     assert not any("real" in name for name in trained_on)
     cv = data["cross_validation"]
     assert cv["grouped_by_writer"] is True and data["writers"] >= 25
-    # the layer earns its place: better than the checklist alone on folds of unseen writers,
-    # and on the court-style synthetic cases of regulations it has not seen
+    # the layer earns its place: better than the checklist alone on folds of unseen writers;
+    # the default also on the court-style synthetic cases of regulations it has not seen (the
+    # variant with the embedding is not, since the checklist reads conditions with the learned
+    # reader: why it is not the default)
     assert cv["blend"]["macro_f1"] > cv["checklist_alone"]["macro_f1"]
     assert cv["blend"]["accuracy"] > cv["checklist_alone"]["accuracy"]
     synthetic = cv["synthetic"]
-    assert synthetic["blend"]["accuracy"] > synthetic["checklist_alone"]["accuracy"]
+    if embed is DEFAULT_EMBED:
+        assert synthetic["blend"]["accuracy"] > synthetic["checklist_alone"]["accuracy"]
 
 
 @pytest.mark.parametrize("embed", [False, True], ids=["no-embedding", "embedding"])
@@ -72,12 +76,12 @@ def test_the_shipped_models_were_trained_on_the_current_checklist(kb, embed) -> 
     assert model(embed)["checklist_settings"] == current
 
 
-def test_the_default_layer_weighs_the_embedding(kb) -> None:
-    """The default is the model with the sentence embedding (DEFAULT_EMBED says why); the
-    variant without it loads from its file."""
-    assert Blend(kb).embed is True
-    assert Blend(kb).path.name == MODEL_FILES[True]
-    assert Blend(kb, data_path(MODEL_FILES[False])).embed is False
+def test_the_default_layer_is_the_one_without_the_embedding(kb) -> None:
+    """The default is the model without the sentence embedding (DEFAULT_EMBED says why); the
+    variant with it loads from its file."""
+    assert Blend(kb).embed is False
+    assert Blend(kb).path.name == MODEL_FILES[False]
+    assert Blend(kb, data_path(MODEL_FILES[True])).embed is True
 
 
 def test_a_check_with_the_embedding_never_imports_torch(long_case) -> None:
@@ -88,7 +92,11 @@ def test_a_check_with_the_embedding_never_imports_torch(long_case) -> None:
         "import json, sys\n"
         "from privacy_checklist.kg import kb\n"
         "from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner\n"
-        "v = ChecklistReasoner(kb.load(None)).check(sys.argv[1])\n"
+        "from privacy_checklist.reasoning.learned.blend import MODEL_FILES, Blend\n"
+        "from privacy_checklist.reasoning.text import data_path\n"
+        "r = ChecklistReasoner(kb.load(None), blend=True)\n"
+        "r._blend = Blend(r.kb, data_path(MODEL_FILES[True]))\n"
+        "v = r.check(sys.argv[1])\n"
         "print(json.dumps([v.checklist.blend.embed, 'torch' in sys.modules, "
         "'sentence_transformers' in sys.modules]))\n"
     )
@@ -179,7 +187,8 @@ def test_every_narrative_is_weighed_and_says_so(reasoner, long_case, length) -> 
     assert abs(sum(blend.probabilities.values()) - 1.0) < 1e-3  # finite, a distribution
     assert verdict.probabilities == blend.probabilities
     assert "The checklist alone reads" in verdict.reasoning[0]
-    assert blend.embed is True and "sentence embedding" in verdict.reasoning[0]
+    assert blend.embed is DEFAULT_EMBED
+    assert ("sentence embedding" in verdict.reasoning[0]) is DEFAULT_EMBED
     # every cited norm fits a flow of the case (a candidate or a prohibition), or is 164.502(a)
     fitting = {"164.502(a)"} | {
         c.node for flow in verdict.checklist.flows for c in [*flow.candidates, *flow.prohibitions]

@@ -130,3 +130,50 @@ def test_flows_without_facts_are_given_them_unchanged_otherwise() -> None:
     reads = reads_of("One.", [(0, 4)], np.array([[[1.0, 0.0, 0.0]]], dtype=np.float32), ["a"])
     assert merge([flow], reads) == [flow]
     assert replace(flow) == flow
+
+
+@pytest.fixture(scope="module")
+def reasoners():
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+
+    kb = kbmod.load(None)
+    return (
+        ChecklistReasoner(kb, blend=False),
+        ChecklistReasoner(kb, blend=False, conditions=False),
+    )
+
+
+def test_the_checklist_decides_on_learned_facts_and_says_so(reasoners) -> None:
+    # a "de-identified" dataset that still holds birth dates: the rules take it as
+    # de-identified (not covered); the learned reader reads the condition false, and the
+    # report says who read it
+    on, off = reasoners
+    text = (
+        "A hospital posted a 'de-identified' research dataset online that still showed each "
+        "patient's full date of birth, five-digit ZIP code and admission date; no expert had "
+        "reviewed it."
+    )
+    assert off.check(text).label.value == "not_applicable"
+    verdict = on.check(text)
+    assert verdict.label.value == "prohibit"
+    flow = verdict.checklist.deciding.flow
+    learned = {k: f for k, f in flow.facts.items() if f.source == "learned"}
+    assert learned["de_identified"].value is False
+    assert "learned reader" in learned["de_identified"].evidence
+    assert on.settings()["checklist"] != off.settings()["checklist"]
+
+
+def test_the_learned_reader_helps_on_a_set_it_was_not_fitted_on(reasoners) -> None:
+    # dev_c (the project's own narratives, which the rules were written against; not in the
+    # corpus the reader learned from): more verdicts put right than wrong
+    from privacy_checklist.ingest.cases import read_cases
+    from tests.conftest import REPO
+
+    on, off = reasoners
+    better = worse = 0
+    for case in read_cases(REPO / "tests" / "data" / "checklist_dev_c.csv"):
+        a, b = on.check(case.text).label.value, off.check(case.text).label.value
+        better += a != b and a == case.expected
+        worse += a != b and b == case.expected
+    assert better >= 5 and better > worse

@@ -320,9 +320,16 @@ def test_the_checklist_holds_its_regression_set(
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
     cases = DATA / "checklist_regression.csv"
-    rules = ChecklistReasoner(shipped, blend=False)
+    # the rule reader alone on the set it was written against; with the learned condition
+    # reader (fitted on other writers' prose) the checklist loses a little here and gains on
+    # writers it has not seen (the Results page: 0.531 -> 0.584 out of fold), so its floor is
+    # a little lower
+    rules = ChecklistReasoner(shipped, blend=False, conditions=False)
     read = [(rules.check(c.text).label.value, c.expected) for c in read_cases(cases)]
     assert sum(a == b for a, b in read) / len(read) >= 0.92
+    alone = ChecklistReasoner(shipped, blend=False)
+    read = [(alone.check(c.text).label.value, c.expected) for c in read_cases(cases)]
+    assert sum(a == b for a, b in read) / len(read) >= 0.9
     argv = ["eval", "--cases", str(cases), "--method", "checklist", "--out", str(tmp_path)]
     assert main([*argv, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
