@@ -173,6 +173,10 @@ def print_json(data: Any) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command: its errors print ``pcheck COMMAND: <message>`` and exit 1, Ctrl-C
     exits 130, a closed pipe 0."""
+    from privacy_checklist.kg.encoder import EncoderError
+    from privacy_checklist.reasoning.learned.blend import BlendModelError
+    from privacy_checklist.reasoning.learned.conditions import ConditionModelError
+
     try:
         return int(args.func(args) or 0)
     except (
@@ -182,6 +186,9 @@ def run_command(args: argparse.Namespace) -> int:
         RoleGraphError,
         OntologyError,
         MissingExtra,
+        ConditionModelError,
+        BlendModelError,
+        EncoderError,
     ) as exc:
         print(f"pcheck {args.command}: {exc}", file=sys.stderr)
         return 1

@@ -177,3 +177,20 @@ def test_the_learned_reader_helps_on_a_set_it_was_not_fitted_on(reasoners) -> No
         better += a != b and a == case.expected
         worse += a != b and b == case.expected
     assert better >= 5 and better > worse
+
+
+def test_pcheck_check_without_the_model_is_one_line(monkeypatch, capsys) -> None:
+    from privacy_checklist.app.cli import main
+
+    monkeypatch.setattr(conditions, "HEAD_NAME", "no_such_reader.npz")
+    shipped.cache_clear()
+    try:
+        code = main(["check", "Dr. Lee emailed the patient's records to a reporter."])
+    finally:
+        shipped.cache_clear()
+    err = capsys.readouterr().err.strip()
+    assert code == 1
+    assert err.splitlines() == [
+        "pcheck check: no_such_reader.npz: the learned condition reader is missing; train it "
+        "with pcheck reasoner train --method conditions"
+    ]
