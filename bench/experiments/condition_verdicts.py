@@ -22,8 +22,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "corpus"))
 
@@ -55,10 +53,7 @@ def main() -> int:
     catalogue = reasoner.catalogue
     kinds = sorted(catalogue.kinds)
     rows = cf.rows_of(narratives, kinds)
-    probs = np.zeros((len(rows.sentences), len(kinds), 3), dtype=np.float32)
-    for number in range(args.folds):
-        saved = np.load(args.cache / f"{args.tag}-fold{number}-of{args.folds}.npz")
-        probs[saved["test"]] = saved["probs"]
+    probs, _ = cf.fold_probabilities(args.cache, args.tag, args.folds, rows, len(kinds))
     by_narrative: dict[str, list[int]] = defaultdict(list)
     for i, nid in enumerate(rows.narratives):
         by_narrative[nid].append(i)

@@ -329,7 +329,32 @@ def out_of_fold(
     from privacy_checklist.reasoning.learned.conditions import reads_of, shipped
 
     rows = rows_of(narratives, kinds)
-    probs = np.zeros((len(rows.sentences), len(kinds), 3), dtype=np.float32)
+    probs, covered = fold_probabilities(cache, tag, folds, rows, len(kinds))
+    at: dict[str, list[int]] = {}
+    for i, nid in enumerate(rows.narratives):
+        at.setdefault(nid, []).append(i)
+    by_text = {n.text: probs[at[n.id]] for n in narratives if covered[at[n.id]].all()}
+
+    def read(text: str) -> Any:
+        if text in by_text:
+            spans = sentence_spans(text) or [(0, len(text))]
+            return reads_of(text, spans, by_text[text], kinds)
+        return shipped().read(text)
+
+    return read
+
+
+def fold_probabilities(
+    cache: Path, tag: str, folds: int, rows: Rows, kinds: int
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    """The out-of-fold probabilities of ``rows`` (sentences, kinds, 3) from the fold files in
+    ``cache``, and which rows they cover.
+
+    Raises:
+        FileNotFoundError: a fold file is missing.
+        ValueError: the folds were read from another corpus.
+    """
+    probs = np.zeros((len(rows.sentences), kinds, 3), dtype=np.float32)
     covered = np.zeros(len(rows.sentences), dtype=bool)
     for number in range(folds):
         saved = np.load(cache / f"{tag}-fold{number}-of{folds}.npz")
@@ -343,15 +368,4 @@ def out_of_fold(
             raise ValueError(f"{cache}: its folds were read from another corpus")
         probs[saved["test"]] = saved["probs"]
         covered[saved["test"]] = True
-    at: dict[str, list[int]] = {}
-    for i, nid in enumerate(rows.narratives):
-        at.setdefault(nid, []).append(i)
-    by_text = {n.text: probs[at[n.id]] for n in narratives if covered[at[n.id]].all()}
-
-    def read(text: str) -> Any:
-        if text in by_text:
-            spans = sentence_spans(text) or [(0, len(text))]
-            return reads_of(text, spans, by_text[text], kinds)
-        return shipped().read(text)
-
-    return read
+    return probs, covered
