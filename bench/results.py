@@ -132,7 +132,7 @@ SCRIPTS = {
 }
 #: outputs measured once at a commit and kept as they were (``commit`` in the file): the first
 #: reading of the corpus, before anything was fitted on it
-FROZEN = ("corpus-first-reading",)
+FROZEN = ("corpus-first-reading", "corpus-first-reading-court")
 #: the learned layers' model files, whose cross-validated figures the page shows as they are
 MODELS = {
     "with the sentence embedding": "reasoning/data/checklist_blend_embed_model.json",
@@ -426,6 +426,39 @@ def _writer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
+#: the methods of the court-style writers' first reading, and what each row is called
+FIRST_COURT = {
+    "checklist-alone": "checklist alone, learned condition reader (the default)",
+    "checklist": "checklist with its learned layer",
+    "offline": "offline",
+    "offline-fast": "offline-fast",
+}
+
+
+def _court_first_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The court-style writers' first reading: each method's figures and each writer's
+    accuracy."""
+    found = results.get("corpus-first-reading-court")
+    if found is None:
+        return []
+    rows = []
+    for key, name in FIRST_COURT.items():
+        if (out := found["output"].get(key)) is None:
+            continue
+        a, t = out["all"]["all"], out["all"]["twins"]
+        writers = [float(w["all"]["accuracy"]) for _, w in sorted(out["writers"].items())]
+        cells = [name, a["n"], float(a["accuracy"]), float(a["macro_f1"])]
+        rows.append(
+            (
+                [*cells, float(a["prohibit_f1"]), *writers, f"{t['told_apart']}/{t['pairs']}"],
+                _command(found).replace("METHOD", key),
+            )
+        )
+    names = sorted(next(iter(found["output"].values()))["writers"])
+    columns = ["method", "n", "accuracy", "macro-F1", "prohibit F1", *names, "twins both right"]
+    return _table(columns, rows)
+
+
 def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = []
     from privacy_checklist.reasoning.learned.blend import DEFAULT_EMBED
@@ -561,6 +594,12 @@ def render(folder: Path = OUT) -> str:
         *_corpus_rows(results),
         "",
         *_writer_rows(results),
+        "",
+        "The court-style writers (a trial court's discovery ruling, an appellate opinion, a law "
+        "student's case brief; 15-40 sentences) read once as they came, before anything changed "
+        "on them:",
+        "",
+        *_court_first_rows(results),
         "",
         "The conditions the writers labelled on each narrative's deciding flow (stated true, "
         "stated false, not stated), as each reader reads them. The learned condition reader "
