@@ -128,11 +128,13 @@ results: setup
 	@$(MAKE) --no-print-directory docs
 
 # every learned model that ships, in the order each needs the one before: the condition reader
-# (and its out-of-fold readings of the corpus, which the layers are fitted on), the offline
+# (and its out-of-fold readings of the corpus, which the layers are fitted on), the case-flow
+# reader (it reads the condition reader's sentence vectors), the offline
 # models, the checklist's layers; then every figure measured again
 CONDITIONS_OOF = .cache/condition-reader:e2-w4.0:3
 train: setup
 	@$(BIN)/pcheck reasoner train --method conditions
+	@$(BIN)/pcheck reasoner train --method case-flow
 	@$(BIN)/python bench/results.py run --only condition-reader --force
 	@$(BIN)/pcheck reasoner train
 	@$(BIN)/pcheck reasoner train --fast

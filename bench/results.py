@@ -90,6 +90,15 @@ SCRIPTS = {
         "--json",
         "{out}/out.json",
     ],
+    "case-flow": [
+        "bench/experiments/case_flow.py",
+        "--cache",
+        CONDITIONS_OOF.split(":")[0],
+        "--tag",
+        CONDITIONS_OOF.split(":")[1],
+        "--json",
+        "{out}/out.json",
+    ],
     "corpus-invariance": [
         "bench/corpus/invariance.py",
         "--limit",
@@ -459,6 +468,47 @@ def _court_first_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     return _table(columns, rows)
 
 
+def _case_flow_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The learned case-flow reader, leave-writer-out on the corpus and the court-style
+    writers, and on the own sets."""
+    found = results.get("case-flow")
+    if found is None:
+        return ["Not measured yet (`python bench/results.py run --only case-flow`)."]
+    out = found["output"]
+    rows = []
+    for name, r in out["methods"].items():
+        c, w = r["corpus"], r.get("reported", {}).get("all", {})
+        cells = [
+            name,
+            float(c["all"]["accuracy"]),
+            float(c["all"]["macro_f1"]),
+            float(c["all"]["prohibit_f1"]),
+            float(c["short"].get("accuracy", 0)),
+            float(c["long"].get("accuracy", 0)),
+            f"{c['twins']['told_apart']}/{c['twins']['pairs']}",
+        ]
+        rows.append(
+            ([*cells, float(w.get("accuracy", 0)), float(w.get("macro_f1", 0))], _command(found))
+        )
+    columns = [
+        "how the case is read", "accuracy", "macro-F1", "prohibit F1", "short", "long",
+        "twins both right", "court-style writers: accuracy", "macro-F1",
+    ]  # fmt: skip
+    parts = ", ".join(f"{k} {v:.3f}" for k, v in out["parts"].items())
+    lines = [f"Parts read (exact agreement with the writers' labels, out of fold): {parts}.", ""]
+    lines += _table(columns, rows)
+    own = out.get("own sets", {})
+    if own:
+        keys = [k for k in next(iter(own.values())) if k != "n"]
+        lines += ["", "On the project's own sets (writers the case-flow reader never saw):", ""]
+        own_rows = [
+            ([name, r["n"], *(float(r[k]) for k in keys)], _command(found))
+            for name, r in own.items()
+        ]
+        lines += _table(["set", "n", *keys], own_rows)
+    return lines
+
+
 def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = []
     from privacy_checklist.reasoning.learned.blend import DEFAULT_EMBED
@@ -600,6 +650,15 @@ def render(folder: Path = OUT) -> str:
         "on them:",
         "",
         *_court_first_rows(results),
+        "",
+        "The learned case-flow reader (`reasoning/learned/case_flow.py`; off by default): the "
+        "flow a narrative turns on (its sender's and recipient's roles and its information's "
+        "type) read from the whole narrative's sentence vectors by regressions fitted on the "
+        "other writers' labelled deciding flows (six groups of writers), decided by the "
+        "checklist with the learned conditions (out of fold); beside it, the checklist today "
+        "and where each reader falls short (the writers' own labels put in):",
+        "",
+        *_case_flow_rows(results),
         "",
         "The conditions the writers labelled on each narrative's deciding flow (stated true, "
         "stated false, not stated), as each reader reads them. The learned condition reader "

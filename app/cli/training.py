@@ -25,6 +25,8 @@ def cmd_reasoner_train(args: argparse.Namespace) -> int:
     kb = kbmod.load(args.kb or os.environ.get("PCHECK_KB") or None)
     if args.method == "conditions":
         return _train_conditions(args, kb)
+    if args.method == "case-flow":
+        return _train_case_flow(args)
     cases_dir = Path(args.cases_dir)
     try:
         train_cases = read_case_list(cases_dir / "train_generate_cases_hipaa_applicability.csv")
@@ -90,6 +92,22 @@ def _train_conditions(args: argparse.Namespace, kb: kbmod.KnowledgeBase) -> int:
         f"is the fitted one's on {made['same']:.1%} of the pairs checked, probabilities "
         f"within {made['gap']}) "
         f"and {where / HEAD_NAME}"
+    )
+    return 0
+
+
+def _train_case_flow(args: argparse.Namespace) -> int:
+    """``pcheck reasoner train --method case-flow``: the learned case-flow reader, fitted on
+    the corpus's labelled deciding flows (the condition reader's sentence vectors, pooled)."""
+    from privacy_checklist.reasoning.learned import case_flow_fit
+
+    paths = [p for p in _writer_files(args.writers) if p.suffix == ".jsonl"]
+    if not paths:
+        raise CliError("--method case-flow: no corpus files (WRITER.jsonl) to fit on")
+    made = case_flow_fit.train(paths, Path(args.out) if args.out else None)
+    print(
+        f"fitted on {made['narratives']} narratives by {len(made['writers'])} writers; wrote "
+        f"{made['model']}"
     )
     return 0
 
@@ -254,13 +272,15 @@ def register_train(sub: Any) -> None:
     )
     p.add_argument(
         "--method",
-        choices=("offline", "checklist", "conditions"),
+        choices=("offline", "checklist", "conditions", "case-flow"),
         default="offline",
         help="offline: the linear model of the offline reasoners (default); checklist: the "
         "checklist's learned layer (the checklist's outcome and the offline features, with the "
         "sentence embedding unless --fast), fitted on the writers' sets and the synthetic "
         "cases; conditions: the learned condition reader (all-MiniLM-L6-v2 fine-tuned on the "
-        "corpus's labelled sentences; the embeddings and train extras, about 10 minutes)",
+        "corpus's labelled sentences; the embeddings and train extras, about 10 minutes); "
+        "case-flow: the learned case-flow reader (the deciding flow's roles and information "
+        "type from the condition reader's sentence vectors; the train extra, a minute)",
     )
     p.add_argument(
         "--writers",

@@ -36,6 +36,8 @@ from common import write_json
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "bench" / "data" / "corpus"
+#: where out-of-fold readings are kept (gitignored)
+CACHE = REPO / ".cache"
 LABELS = ("permit", "prohibit", "not_applicable")
 SHORT = 6  # sentences
 
@@ -60,19 +62,28 @@ def verdict_figures(gold: Sequence[str], said: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def fold_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of the experiments that read the corpus with the condition reader's
+    out-of-fold probabilities: the corpus, the folds' cache and tag, how many folds."""
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--cache", type=Path, required=True, help="the fold files' folder")
+    parser.add_argument("--tag", required=True, help="the fold files' tag")
+    parser.add_argument("--folds", type=int, default=3, help="the condition reader's folds")
+
+
 def is_short(text: str) -> bool:
     return len(sentences(text)) <= SHORT
 
 
 def checklist_method(
-    kb: Any, layer: bool = True, conditions: Any = True
+    kb: Any, layer: bool = True, conditions: Any = True, case_flow: Any = True
 ) -> Callable[[str], tuple[str, dict[str, Any]]]:
     """The shipped checklist (with its learned layer unless not ``layer``; ``conditions`` as
     :class:`ChecklistReasoner` takes it): the verdict, and the facts and roles of the flow it
     decides by."""
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
-    reasoner = ChecklistReasoner(kb, blend=layer, conditions=conditions)
+    reasoner = ChecklistReasoner(kb, blend=layer, conditions=conditions, case_flow=case_flow)
 
     def run(text: str) -> tuple[str, dict[str, Any]]:
         verdict = reasoner.check(text)
@@ -168,6 +179,18 @@ def figures(
     return result
 
 
+def case_flow_option(how: str, narratives: Sequence[Narrative]) -> Any:
+    """What ``--case-flow HOW`` gives ``ChecklistReasoner(case_flow=...)``."""
+    if how in ("shipped", "none"):
+        return how == "shipped"
+    kind, _, groups = how.partition(":")
+    if kind != "oof" or not groups.isdigit() or int(groups) < 2:
+        raise SystemExit(f"--case-flow {how}: not shipped, none or oof:GROUPS (GROUPS >= 2)")
+    from privacy_checklist.reasoning.learned.case_flow_fit import stand_in
+
+    return stand_in(narratives, int(groups), CACHE / "case-flow")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS, help="a folder of WRITER.jsonl")
@@ -189,6 +212,16 @@ def main() -> int:
         "'DIR:TAG:FOLDS' (each narrative read by the reader fitted without its writer: "
         "bench/experiments/condition_reader.py's out-of-fold probabilities)",
     )
+    parser.add_argument(
+        "--case-flow",
+        default="none",
+        metavar="HOW",
+        help="how the checklist reads the flow the case turns on: 'none' (the rule reader's "
+        "flows decide, as in the default method), 'shipped' (the learned case-flow reader "
+        "that ships, fitted on this corpus: in-sample), or 'oof:GROUPS' (each narrative read "
+        "by regressions fitted without its writer, the writers in GROUPS groups; kept in "
+        ".cache/case-flow)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     files = sorted(args.corpus.glob("*.jsonl"))
@@ -208,8 +241,11 @@ def main() -> int:
     from condition_reader import conditions_option
 
     conditions = conditions_option(args.conditions, corpus.narratives, kb)
+    case_flow = case_flow_option(args.case_flow, corpus.narratives)
     run = (
-        checklist_method(kb, layer=args.method == "checklist", conditions=conditions)
+        checklist_method(
+            kb, layer=args.method == "checklist", conditions=conditions, case_flow=case_flow
+        )
         if args.method.startswith("checklist")
         else offline_method(kb, fast=args.method == "offline-fast")
     )

@@ -32,7 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "corpus"))
 
-from measure import is_short, verdict_figures  # noqa: E402
+from measure import fold_arguments, is_short, verdict_figures  # noqa: E402
 
 RULE_SOURCES = frozenset({"parse", "derived", "cue"})
 
@@ -50,10 +50,7 @@ def flow_sentence(flow: Any, spans: Sequence[tuple[int, int]]) -> int | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=REPO / "bench" / "data" / "corpus")
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--tag", required=True)
-    parser.add_argument("--folds", type=int, default=3)
+    fold_arguments(parser)
     parser.add_argument("--windows", default="0,1,2,3,all")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()

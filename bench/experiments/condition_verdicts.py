@@ -25,15 +25,12 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "corpus"))
 
-from measure import verdict_figures  # noqa: E402
+from measure import fold_arguments, verdict_figures  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, default=REPO / "bench" / "data" / "corpus")
-    parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--tag", required=True)
-    parser.add_argument("--folds", type=int, default=3)
+    fold_arguments(parser)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     from tqdm import tqdm

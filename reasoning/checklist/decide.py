@@ -668,19 +668,17 @@ def half_read(checklist: Checklist) -> bool:
 
 
 def combine(checklists: Sequence[Checklist]) -> Checklist | None:
-    """The case's checklist: a prohibited flow decides it, then a permitted one, then a not
-    covered one; a flow that is permitted or prohibited on a full reading outweighs one
-    prohibited by default on a half reading (:func:`half_read`), and the flow a question asks
-    about ("... Can we send it to her?") outweighs the story around it. None when the case has
-    no flow."""
+    """The case's checklist: the flow the case turns on (``turns_on``: the learned case-flow
+    reader's) decides it; else a prohibited flow, then a permitted one, then a not covered one;
+    a flow that is permitted or prohibited on a full reading outweighs one prohibited by
+    default on a half reading (:func:`half_read`), and the flow a question asks about ("... Can
+    we send it to her?") outweighs the story around it. None when the case has no flow."""
+    if turning := [c for c in checklists if c.flow.turns_on]:
+        return turning[0]
     full = [c for c in checklists if not half_read(c)]
     if not any(c.label in ("prohibit", "permit") for c in full):
         full = list(checklists)
-    asked = [c for c in full if c.flow.question]
-    if asked:
+    if asked := [c for c in full if c.flow.question]:
         full = asked  # "... Can we send it to her?": the question names the flow to judge
-    for label in ("prohibit", "permit", "not_applicable"):
-        for checklist in full:
-            if checklist.label == label:
-                return checklist
-    return None
+    order = ("prohibit", "permit", "not_applicable")  # the first flow of the most serious label
+    return min(full, key=lambda c: order.index(c.label), default=None)

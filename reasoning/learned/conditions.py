@@ -112,18 +112,30 @@ class ConditionReader:
 
         return DIM
 
+    def vectors(self, text: str) -> tuple[list[tuple[int, int]], npt.NDArray[np.float32]]:
+        """The sentences' spans and their vectors (what the learned case-flow reader reads
+        too, so a check encodes each sentence once)."""
+        spans = sentence_spans(text) or ([(0, len(text))] if text.strip() else [])
+        if not spans:
+            return [], np.zeros((0, self.encoder_dim), dtype=np.float32)
+        return spans, self.encoder.encode([text[a:b] for a, b in spans])
+
     def probabilities(self, text: str) -> tuple[list[tuple[int, int]], npt.NDArray[np.float32]]:
         """The sentences' spans and, for each, the probabilities (kinds, 3) of not stated,
         true and false."""
-        spans = sentence_spans(text) or ([(0, len(text))] if text.strip() else [])
-        if not spans:
-            return [], np.zeros((0, len(self.kinds), 3), dtype=np.float32)
-        vectors = self.encoder.encode([text[a:b] for a, b in spans])
+        spans, vectors = self.vectors(text)
+        return spans, self.probabilities_of(vectors)
+
+    def probabilities_of(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The probabilities (sentences, kinds, 3) of sentences' vectors."""
+        if not len(vectors):
+            return np.zeros((0, len(self.kinds), 3), dtype=np.float32)
         logits = (vectors * self.scale) @ self.weights + self.bias
-        logits = logits.reshape(len(spans), len(self.kinds), 3)
+        logits = logits.reshape(len(vectors), len(self.kinds), 3)
         logits -= logits.max(axis=-1, keepdims=True)
         exp = np.exp(logits)
-        return spans, (exp / exp.sum(axis=-1, keepdims=True)).astype(np.float32)
+        out: npt.NDArray[np.float32] = (exp / exp.sum(axis=-1, keepdims=True)).astype(np.float32)
+        return out
 
     def read(self, text: str, threshold: float = THRESHOLD) -> dict[str, Read]:
         """Each kind's reading of ``text``."""

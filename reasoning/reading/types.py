@@ -123,6 +123,9 @@ class Flow:
         question: the flow a question asks about ("Can we send it to her?").
         whole_case: no clause was read: the case taken as one flow.
         borrowed: its information was named near the flow, not by the flow's own words.
+        turns_on: the flow the case turns on, as the learned case-flow reader reads it from the
+            whole narrative (:mod:`~privacy_checklist.reasoning.learned.case_flow`): it decides
+            the case.
     """
 
     sender: Part | None = None
@@ -140,6 +143,7 @@ class Flow:
     question: bool = False
     whole_case: bool = False
     borrowed: bool = False
+    turns_on: bool = False
 
     def fact(self, key: str) -> Fact:
         return self.facts.get(key) or Fact(key, None)
@@ -155,8 +159,9 @@ class Flow:
 
     def spans_json(self) -> dict[str, Any]:
         """The parts read with their spans (the verb says whether a question asks about the
-        flow or the case was read as one flow; the information whether it was borrowed)."""
-        data = {name: part.to_json() for name, part in self.parts().items()}
+        flow or the case was read as one flow; the information whether it was borrowed;
+        ``turns_on`` whether it is the flow the case turns on)."""
+        data: dict[str, Any] = {name: part.to_json() for name, part in self.parts().items()}
         if "verb" in data:
             if self.question:
                 data["verb"]["question"] = True
@@ -164,6 +169,8 @@ class Flow:
                 data["verb"]["case"] = True
         if "information" in data and self.borrowed:
             data["information"]["borrowed"] = True
+        if self.turns_on:
+            data["turns_on"] = True
         return data
 
     def to_json(self) -> dict[str, Any]:
@@ -194,6 +201,7 @@ class Flow:
             question=isinstance(verb, Mapping) and verb.get("question") is True,
             whole_case=isinstance(verb, Mapping) and verb.get("case") is True,
             borrowed=isinstance(information, Mapping) and information.get("borrowed") is True,
+            turns_on=written.get("turns_on") is True,
         )
 
 

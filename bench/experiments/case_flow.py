@@ -1,0 +1,238 @@
+"""An experiment (issue 27 §3, §4): the learned case-flow reader
+(:mod:`privacy_checklist.reasoning.learned.case_flow`) deciding each narrative's flow with the
+checklist, leave-writer-out.
+
+    python bench/experiments/case_flow.py --cache .cache/condition-reader --tag e2-w4.0
+
+Every narrative's features are its sentences' vectors from the shipped condition reader's
+encoder; the three regressions (sender role, recipient role, information type) are fitted on the
+other writers' labelled deciding flows (``--groups`` groups of writers, each left out in turn);
+the conditions are the condition reader's out-of-fold readings (the fold files of
+``condition-reader``; writers the folds do not hold are read by the shipped reader, which was
+fitted without them). Figures for: the parts read (exact agreement with the writers' labels);
+and the verdicts (accuracy, macro-F1, prohibit F1, short and long, twins) of
+
+- the checklist today (the rule reader's flows, the learned conditions beside their facts);
+- the learned case flow with the learned conditions alone, and with the rule reader's facts of
+  its deciding flow under them (the learned ones win where both say something);
+- the learned parts with the writers' conditions, and the writers' parts with the learned
+  conditions (where each reader falls short);
+- each of the above on the writers named by ``--report`` (e.g. the court-style writers);
+- on the project's own narrative sets (``--own``: writers the case-flow reader never saw, and
+  that have verdicts but no labelled flows), the checklist today against the shipped case-flow
+  reader deciding, and the case flow only where it reads every part at least so sure.
+
+The out-of-fold regressions are kept in ``--cache`` (``case-flow-G.npz``) for
+``bench/corpus/measure.py --case-flow``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "corpus"))
+
+from measure import fold_arguments, is_short, verdict_figures  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    fold_arguments(parser)
+    parser.add_argument("--groups", type=int, default=6, help="groups of writers left out")
+    parser.add_argument("--report", default="w28,w29,w30", help="writers also shown apart")
+    parser.add_argument(
+        "--own",
+        nargs="*",
+        default=[
+            "tests/data/checklist_regression.csv",
+            "tests/data/checklist_styles.csv",
+            "tests/data/checklist_dev_a.csv",
+            "tests/data/checklist_dev_b.csv",
+            "tests/data/checklist_dev_c.csv",
+            "bench/data/heldout_narratives.csv",
+        ],
+        help="the own narrative sets (case CSVs) read with the shipped case-flow reader",
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    from tqdm import tqdm
+
+    from privacy_checklist.ingest.corpus import read_corpus, twin_pairs
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist.decide import combine, decide
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned import case_flow as cfl
+    from privacy_checklist.reasoning.learned.case_flow_fit import corpus_features, out_of_fold
+    from privacy_checklist.reasoning.learned.condition_fit import out_of_fold as condition_oof
+    from privacy_checklist.reasoning.learned.conditions import merge
+    from privacy_checklist.reasoning.reading.types import Fact
+
+    corpus = read_corpus(sorted(args.corpus.glob("*.jsonl")))
+    narratives = [n for n in corpus.narratives if n.deciding is not None]
+    reasoner = ChecklistReasoner(kbmod.load(None), blend=False)
+    assert reasoner.catalogue is not None and reasoner.reader is not None
+    catalogue, reader = reasoner.catalogue, reasoner.reader
+    read_conditions = condition_oof(
+        args.cache, args.tag, args.folds, corpus.narratives, sorted(catalogue.kinds)
+    )
+    reads = {n.id: read_conditions(n.text) for n in tqdm(narratives, desc="conditions")}
+    x = corpus_features(narratives, args.cache)
+    predicted = out_of_fold(x, narratives, args.groups, args.cache)
+    stored = args.cache / "readings.pkl"
+    readings = pickle.loads(stored.read_bytes()) if stored.exists() else {}
+    missing = [n for n in narratives if n.id not in readings]
+    for n in tqdm(missing, desc="rule reader"):
+        readings[n.id] = reader.read(n.text).flows
+    if missing:
+        stored.write_bytes(pickle.dumps(readings))
+
+    def label(flows: list[Any]) -> str:
+        case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
+        return case.label if case is not None else "not_applicable"
+
+    said: dict[str, dict[str, str]] = defaultdict(dict)
+    parts_right: dict[str, list[bool]] = defaultdict(list)
+    for n in tqdm(narratives, desc="decide"):
+        mine = reads[n.id]
+        learned = {k: r.fact() for k, r in mine.items() if r.value is not None}
+        gold = {
+            f.kind: Fact(f.kind, f.value, -1, -1, "writer", "writer")
+            for f in n.facts
+            if f.kind in catalogue.kinds and f.value is not None
+        }
+        read = predicted[n.id]
+        truth = cfl.CaseFlow(
+            *((n.deciding.parts[h].term or "none", 1.0) for h in cfl.HEADS)  # type: ignore[arg-type]
+        )
+        for head in cfl.HEADS:
+            parts_right[head].append(getattr(read, head)[0] == getattr(truth, head)[0])
+        rules = merge(readings[n.id], mine)
+        said["checklist today (rule reader's flows)"][n.id] = label(rules)
+        said["case flow, learned conditions"][n.id] = label(
+            [cfl.case_flow(read, learned, reader.ancestors)]
+        )
+        case = combine([decide(catalogue, f, reasoner.rule) for f in rules])
+        under = {
+            k: f
+            for k, f in (case.flow.facts.items() if case is not None else ())
+            if k in catalogue.kinds and f.value is not None
+        }
+        said["case flow, rule facts under learned"][n.id] = label(
+            [cfl.case_flow(read, {**under, **learned}, reader.ancestors)]
+        )
+        base = cfl.case_flow(read, learned, reader.ancestors)
+        if case is not None:
+            for name, parts in (
+                ("case flow, rule reader's roles where it read them", ("sender", "recipient")),
+                ("case flow, rule reader's sender where it read one", ("sender",)),
+            ):
+                said[name][n.id] = label([cfl.with_rule_roles(base, case.flow, parts)])
+        else:
+            for name in (
+                "case flow, rule reader's roles where it read them",
+                "case flow, rule reader's sender where it read one",
+            ):
+                said[name][n.id] = label([base])
+        sure = min(read.sender[1], read.recipient[1], read.information[1])
+        for floor in (0.5, 0.6, 0.7, 0.8):
+            said[f"case flow where each part is read at least {floor}, else today's"][n.id] = (
+                said["case flow, learned conditions"][n.id]
+                if sure >= floor
+                else said["checklist today (rule reader's flows)"][n.id]
+            )
+        said["case flow read, writers' conditions"][n.id] = label(
+            [cfl.case_flow(read, gold, reader.ancestors)]
+        )
+        said["writers' flow, learned conditions"][n.id] = label(
+            [cfl.case_flow(truth, learned, reader.ancestors)]
+        )
+    ids = {n.id: n for n in narratives}
+    pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
+    report = set(args.report.split(",")) if args.report else set()
+
+    def figures(got: dict[str, str], mine: list[Any]) -> dict[str, Any]:
+        keep = {n.id for n in mine}
+        short = [n for n in mine if is_short(n.text)]
+        long_ = [n for n in mine if not is_short(n.text)]
+        return {
+            "all": verdict_figures([n.verdict for n in mine], [got[n.id] for n in mine]),
+            "short": verdict_figures([n.verdict for n in short], [got[n.id] for n in short]),
+            "long": verdict_figures([n.verdict for n in long_], [got[n.id] for n in long_]),
+            "twins": {
+                "told_apart": sum(
+                    all(got[i] == ids[i].verdict for i in p) for p in pairs if p[0] in keep
+                ),
+                "pairs": sum(p[0] in keep for p in pairs),
+            },
+        }
+
+    result: dict[str, Any] = {
+        "groups": args.groups,
+        "parts": {h: round(float(np.mean(v)), 4) for h, v in parts_right.items()},
+        "methods": {},
+    }
+    print("parts read (exact):", result["parts"])
+    for name, got in said.items():
+        entry = {"corpus": figures(got, narratives)}
+        if report:
+            entry["reported"] = figures(got, [n for n in narratives if n.writer in report])
+        result["methods"][name] = entry
+        for part, f in entry.items():
+            a = f["all"]
+            print(
+                f"{name:40s} {part:8s} {a['accuracy']:.3f}/{a['macro_f1']:.3f}/"
+                f"{a['prohibit_f1']:.3f} short {f['short'].get('accuracy', 0):.3f} long "
+                f"{f['long'].get('accuracy', 0):.3f} twins {f['twins']['told_apart']}/"
+                f"{f['twins']['pairs']}",
+                flush=True,
+            )
+    result["own sets"] = own_sets(args.own)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def own_sets(paths: list[str]) -> dict[str, Any]:
+    """Each own set's accuracy: the checklist today, the shipped case flow deciding, and the
+    case flow only where every part is read at least ``floor`` sure."""
+    from privacy_checklist.ingest.cases import read_cases
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist.decide import combine
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+
+    reasoner = ChecklistReasoner(kbmod.load(None), case_flow=True)
+    floors = (0.0, 0.6, 0.8)
+    out: dict[str, Any] = {}
+    for path in paths:
+        cases = read_cases(REPO / path)
+        right = {"today": 0, **{f"case flow from {f}": 0 for f in floors}}
+        for case in cases:
+            turning, *rest = reasoner.checklists(case.text)
+            found = combine(rest)
+            today = found.label if found is not None else "not_applicable"
+            right["today"] += today == case.expected
+            flow = turning.flow
+            parts = [p for p in (flow.sender, flow.recipient, flow.information) if p is not None]
+            sure = min((float(p.text.rsplit("(", 1)[1].rstrip(")")) for p in parts), default=0.0)
+            for floor in floors:
+                said = turning.label if sure >= floor else today
+                right[f"case flow from {floor}"] += said == case.expected
+        out[Path(path).stem] = {
+            "n": len(cases),
+            **{k: round(v / len(cases), 4) for k, v in right.items()},
+        }
+        print(Path(path).stem, out[Path(path).stem], flush=True)
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The learned case-flow reader (issue 27 §3, §4): the shipped model reads who sends the
+information a narrative turns on, to whom, and what, from the narrative's sentence vectors; the
+checklist, asked to, decides that flow with the learned conditions, says so, and keeps the rule
+reader's flows in its report; a model for another encoder or a missing one is refused with one
+line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+from privacy_checklist.reasoning.learned import case_flow as cfl
+from privacy_checklist.reasoning.learned.conditions import shipped as condition_reader
+from privacy_checklist.reasoning.reading.types import Flow
+from privacy_checklist.reasoning.text import data_path
+
+
+@pytest.fixture(scope="module")
+def reader() -> cfl.CaseFlowReader:
+    return cfl.shipped(condition_reader().encoder.digest)
+
+
+def read(reader: cfl.CaseFlowReader, text: str) -> cfl.CaseFlow:
+    return reader.read(condition_reader().vectors(text)[1])
+
+
+# written for this test (not in the corpus)
+PLAN_TO_INSURER = (
+    "Our health plan's claims unit sent the member's diagnosis codes and the dates of her "
+    "surgery to a reinsurance company so the plan could be paid back for the claim."
+)
+HOSPITAL_TO_POLICE = (
+    "A detective came to the emergency department asking about a man treated for a gunshot "
+    "wound. The charge nurse gave the detective his name, the time he arrived and a "
+    "description of the wound."
+)
+
+
+def test_reads_the_parts_of_the_flow_a_case_turns_on(reader: cfl.CaseFlowReader) -> None:
+    police = read(reader, HOSPITAL_TO_POLICE)
+    assert police.recipient[0] == "law enforcement official"
+    assert police.information[0] == "protected health information"
+    plan = read(reader, PLAN_TO_INSURER)
+    assert plan.sender[0] in {"health plan", "covered entity"}
+    assert 0.0 < plan.sender[1] <= 1.0
+
+
+def test_the_case_flow_states_coverage_and_type_from_what_it_read() -> None:
+    def ancestors(role: str) -> frozenset[str]:
+        return frozenset({role, "covered entity"}) if role == "health care provider" else {role}
+
+    covered = cfl.CaseFlow(
+        ("health care provider", 0.9), ("no HIPAA role", 0.8), ("protected health information", 1)
+    )
+    flow = cfl.case_flow(covered, {}, ancestors)
+    assert flow.turns_on and flow.fact("sender_covered").value is True
+    assert flow.information_types == {"protected health information"}
+    assert flow.recipient_roles == frozenset()
+    school = cfl.CaseFlow(("school", 0.7), ("parent", 0.6), ("education records", 0.9))
+    flow = cfl.case_flow(school, {}, ancestors)
+    assert flow.fact("sender_covered").value is False
+    assert flow.fact("information_is_phi").value is False
+    # written and read back, the flow still says it is the one the case turns on
+    assert Flow.from_json(flow.to_json()).turns_on
+
+
+def test_the_checklist_decides_by_the_case_flow_when_asked() -> None:
+    from privacy_checklist.kg import kb as kbmod
+
+    reasoner = ChecklistReasoner(kbmod.load(None), case_flow=True)
+    checklists = reasoner.checklists(HOSPITAL_TO_POLICE)
+    assert checklists[0].flow.turns_on
+    assert len(checklists) > 1  # the rule reader's flows are still checked
+    verdict = reasoner.verdict(checklists, HOSPITAL_TO_POLICE)
+    assert verdict.checklist is not None and verdict.checklist.deciding is not None
+    assert verdict.checklist.deciding.flow.turns_on
+    assert any("case-flow reader" in line for line in verdict.reasoning)
+    # off (the default), no learned case flow is read
+    default = ChecklistReasoner(kbmod.load(None))
+    assert not any(c.flow.turns_on for c in default.checklists(HOSPITAL_TO_POLICE))
+    assert reasoner.settings()["checklist"] != default.settings()["checklist"]
+
+
+def test_a_model_for_another_encoder_or_none_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(cfl.CaseFlowModelError, match="another encoder graph"):
+        cfl.CaseFlowReader(graph="not-this-graph")
+    with pytest.raises(cfl.CaseFlowModelError, match="pcheck reasoner train --method case-flow"):
+        cfl.CaseFlowReader(tmp_path / "missing.npz")
+
+
+def test_the_model_records_what_it_was_fitted_on() -> None:
+    with np.load(data_path(cfl.MODEL_NAME), allow_pickle=False) as saved:
+        import json
+
+        meta = json.loads(str(saved["meta"]))
+    assert meta["graph"] == condition_reader().encoder.digest
+    assert len(meta["writers"]) >= 20
+    assert all(name.endswith(".jsonl") for name in meta["sources"])
