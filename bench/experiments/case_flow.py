@@ -81,6 +81,7 @@ def main() -> int:
     reasoner = ChecklistReasoner(kbmod.load(None), blend=False)
     assert reasoner.catalogue is not None and reasoner.reader is not None
     catalogue, reader = reasoner.catalogue, reasoner.reader
+    rules = reader.cues.role_facts
     read_conditions = condition_oof(
         args.cache, args.tag, args.folds, corpus.narratives, sorted(catalogue.kinds)
     )
@@ -118,7 +119,7 @@ def main() -> int:
         rules = merge(readings[n.id], mine)
         said["checklist today (rule reader's flows)"][n.id] = label(rules)
         said["case flow, learned conditions"][n.id] = label(
-            [cfl.case_flow(read, learned, reader.ancestors)]
+            [cfl.case_flow(read, learned, reader.ancestors, rules)]
         )
         case = combine([decide(catalogue, f, reasoner.rule) for f in rules])
         under = {
@@ -127,9 +128,9 @@ def main() -> int:
             if k in catalogue.kinds and f.value is not None
         }
         said["case flow, rule facts under learned"][n.id] = label(
-            [cfl.case_flow(read, {**under, **learned}, reader.ancestors)]
+            [cfl.case_flow(read, {**under, **learned}, reader.ancestors, rules)]
         )
-        base = cfl.case_flow(read, learned, reader.ancestors)
+        base = cfl.case_flow(read, learned, reader.ancestors, rules)
         if case is not None:
             for name, parts in (
                 ("case flow, rule reader's roles where it read them", ("sender", "recipient")),
@@ -150,10 +151,10 @@ def main() -> int:
                 else said["checklist today (rule reader's flows)"][n.id]
             )
         said["case flow read, writers' conditions"][n.id] = label(
-            [cfl.case_flow(read, gold, reader.ancestors)]
+            [cfl.case_flow(read, gold, reader.ancestors, rules)]
         )
         said["writers' flow, learned conditions"][n.id] = label(
-            [cfl.case_flow(truth, learned, reader.ancestors)]
+            [cfl.case_flow(truth, learned, reader.ancestors, rules)]
         )
     ids = {n.id: n for n in narratives}
     pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]

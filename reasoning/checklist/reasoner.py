@@ -75,10 +75,10 @@ class ChecklistReasoner:
             that flow, with the learned conditions, decides the case; the rule reader's flows
             are still checked and reported. A callable (text -> the case flow) stands in for
             the shipped reader. Off by default: leaving writers out it is better on the
-            corpus's writers (accuracy 0.659 against 0.583) and on the court-style writers it
-            never saw (0.592 against 0.558), but on the project's own narrative sets, whose
+            corpus's writers (accuracy 0.662 against 0.583) and on the court-style writers it
+            never saw (0.583 against 0.558), but on the project's own narrative sets, whose
             writers it never saw either, it is worse (heldout 0.558 against 0.758, regression
-            0.570 against 0.907) (``bench/experiments/case_flow.py``).
+            0.582 against 0.907) (``bench/experiments/case_flow.py``).
     """
 
     kb: KnowledgeBase
@@ -131,7 +131,9 @@ class ChecklistReasoner:
                 vectors = reader.vectors(text)[1]
             read = case_flow.shipped(reader.encoder.digest).read(vectors)
         facts = {kind: r.fact() for kind, r in reads.items() if r.value is not None}
-        turning = case_flow.case_flow(read, facts, self.reader.ancestors)
+        turning = case_flow.case_flow(
+            read, facts, self.reader.ancestors, self.reader.cues.role_facts
+        )
         return [decide(self.catalogue, turning, self.rule), *checked]
 
     def check(self, text: str) -> Verdict:

@@ -135,15 +135,20 @@ def case_flow(
     read: CaseFlow,
     facts: Mapping[str, Fact],
     ancestors: Callable[[str], frozenset[str]],
+    role_rules: Sequence[Any] = (),
 ) -> Flow:
     """The checklist's flow for the case's flow as read, with ``facts`` (the conditions read);
     the sender's coverage and the information's type are stated from the roles and type read,
-    so the checklist's applicability question is answered by the same reading."""
+    so the checklist's applicability question is answered by the same reading; and what the
+    parties' roles state, as the rule reader states it of its flows (``role_rules``: the
+    ``role_facts`` of ``fact_cues.json``, e.g. a flow to a public health authority is to one;
+    a flow to the individual is to the individual)."""
     sender, recipient, information = read.sender[0], read.recipient[0], read.information[0]
     sender_roles = ancestors(sender) if sender not in NO_ROLE else frozenset()
     recipient_roles = ancestors(recipient) if recipient not in NO_ROLE else frozenset()
     out = dict(facts)
     how = f"read from the whole narrative by the learned case-flow reader ({read.sender[1]:.2f})"
+    out.update(_role_facts(sender_roles, recipient_roles, out, role_rules, recipient))
     out["sender_covered"] = Fact(
         "sender_covered", bool(sender_roles & COVERED), -1, -1, f"{sender}, {how}", "learned"
     )
@@ -176,6 +181,34 @@ def case_flow(
         summary=read.summary(),
         turns_on=True,
     )
+
+
+def _role_facts(
+    sender_roles: frozenset[str],
+    recipient_roles: frozenset[str],
+    facts: Mapping[str, Fact],
+    rules: Sequence[Any],
+    recipient: str,
+) -> dict[str, Fact]:
+    """What the roles read state (the rule reader's ``_role_facts``, on roles read from the
+    whole narrative): nothing the facts already state either way is changed."""
+    why = f"the recipient read as {recipient} by the learned case-flow reader"
+    if "individual" in recipient_roles or "personal representative" in recipient_roles:
+        if facts.get("to_the_individual") is None:
+            return {"to_the_individual": Fact("to_the_individual", True, -1, -1, why, "role")}
+        return {}
+    out: dict[str, Fact] = {}
+    for rule in rules:
+        if rule.recipient not in recipient_roles or rule.key in facts or rule.key in out:
+            continue
+        if rule.sender and rule.sender not in sender_roles:
+            continue
+        if any((f := facts.get(kind)) is not None and f.value is not None for kind in rule.unless):
+            continue
+        out[rule.key] = Fact(
+            rule.key, True, -1, -1, f"{why} ({rule.why or rule.recipient})", "role"
+        )
+    return out
 
 
 def with_rule_roles(flow: Flow, rule: Flow, parts: Sequence[str] = ("sender", "recipient")) -> Flow:

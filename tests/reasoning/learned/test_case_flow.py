@@ -14,7 +14,7 @@ import pytest
 from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 from privacy_checklist.reasoning.learned import case_flow as cfl
 from privacy_checklist.reasoning.learned.conditions import shipped as condition_reader
-from privacy_checklist.reasoning.reading.types import Flow
+from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.text import data_path
 
 
@@ -27,6 +27,7 @@ def read(reader: cfl.CaseFlowReader, text: str) -> cfl.CaseFlow:
     return reader.read(condition_reader().vectors(text)[1])
 
 
+PHI_TYPE = "protected health information"
 # written for this test (not in the corpus)
 PLAN_TO_INSURER = (
     "Our health plan's claims unit sent the member's diagnosis codes and the dates of her "
@@ -65,6 +66,29 @@ def test_the_case_flow_states_coverage_and_type_from_what_it_read() -> None:
     assert flow.fact("information_is_phi").value is False
     # written and read back, the flow still says it is the one the case turns on
     assert Flow.from_json(flow.to_json()).turns_on
+
+
+def test_the_roles_read_state_what_the_rule_readers_roles_state() -> None:
+    from privacy_checklist.reasoning.reading.facts import default_cues
+
+    rules = default_cues().role_facts
+
+    def ancestors(role: str) -> frozenset[str]:
+        return frozenset({role, "covered entity"}) if role == "health care provider" else {role}
+
+    lab = cfl.CaseFlow(
+        ("health care provider", 0.9), ("public health authority", 0.9), (PHI_TYPE, 1.0)
+    )
+    flow = cfl.case_flow(lab, {}, ancestors, rules)
+    assert flow.fact("public_health_authority").value is True
+    assert flow.fact("public_health_authority").source == "role"
+    # a fact the narrative states is never overruled by a role
+    stated = {"public_health_authority": Fact("public_health_authority", False, source="learned")}
+    assert (
+        cfl.case_flow(lab, stated, ancestors, rules).fact("public_health_authority").value is False
+    )
+    patient = cfl.CaseFlow(("health care provider", 0.9), ("individual", 0.9), (PHI_TYPE, 1.0))
+    assert cfl.case_flow(patient, {}, ancestors, rules).fact("to_the_individual").value is True
 
 
 def test_the_checklist_decides_by_the_case_flow_when_asked() -> None:
