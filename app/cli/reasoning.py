@@ -166,8 +166,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     kb = load_kb(args)
     if args.file:
         text = read_text_file(args.file)
-    elif args.narrative:
-        text = args.narrative
+    elif args.narrative:  # "-" reads stdin, as for pcheck retrieve
+        text = args.narrative if args.narrative != "-" else read_text_file("-")
     else:
         raise CliError("no case given: pass NARRATIVE or --file F")
     methods = selected_methods(args.method)
@@ -249,7 +249,7 @@ def register(sub: Any) -> None:
         "verdict and what would change it. The checklist and the offline reasoner need no "
         "LLM. " + METHODS_TEXT,
     )
-    p.add_argument("narrative", nargs="?", help="the case, quoted (or use --file)")
+    p.add_argument("narrative", nargs="?", help="the case, quoted ('-' reads stdin; or --file)")
     p.add_argument("--file", metavar="F", help="read the case from F ('-' = stdin)")
     method_options(p, several=False)
     p.add_argument(

@@ -34,6 +34,16 @@ def test_text_that_is_not_utf8_on_standard_input(command, monkeypatch, capsys) -
     assert "-: not UTF-8 text (byte 13)" in one_line(capsys)
 
 
+def test_a_narrative_of_a_dash_is_read_from_standard_input(monkeypatch, capsys) -> None:
+    text = (
+        "Dr. Lee, a surgeon at Mercy Hospital, emailed the patient's complete medical records "
+        "to a newspaper reporter without her authorization."
+    )
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8"))
+    assert main(["check", "-"]) == 0
+    assert "Verdict: prohibit" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("command", [["check"], ["guard", "--to", "a reporter"]])
 def test_an_endless_file_is_not_read_into_memory(command, capsys) -> None:
     assert main([*command, "--file", "/dev/zero"]) == 1
