@@ -71,6 +71,52 @@ def fold_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folds", type=int, default=3, help="the condition reader's folds")
 
 
+def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
+    """What the experiments of :func:`fold_arguments` read the corpus with: its narratives, the
+    checklist alone, the catalogue's kinds, each sentence's condition probabilities out of fold
+    (rows the folds do not hold, writers added after them, read by the shipped reader, which
+    was fitted without them), each narrative's rows, and the rule reader's flows (kept in the
+    cache as ``readings.pkl``, completed for narratives it lacks)."""
+    import pickle
+
+    from tqdm import tqdm
+
+    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned import condition_fit as cf
+    from privacy_checklist.reasoning.learned.conditions import shipped
+
+    narratives = read_corpus(sorted(args.corpus.glob("*.jsonl"))).narratives
+    reasoner = ChecklistReasoner(kbmod.load(None), blend=False)
+    assert reasoner.catalogue is not None and reasoner.reader is not None
+    kinds = sorted(reasoner.catalogue.kinds)
+    rows = cf.rows_of(narratives, kinds)
+    probs, covered = cf.fold_probabilities(args.cache, args.tag, args.folds, rows, len(kinds))
+    missing = [i for i in range(len(covered)) if not covered[i]]
+    if missing:
+        reader = shipped()
+        vectors = reader.encoder.encode([rows.sentences[i] for i in missing])
+        probs[missing] = reader.probabilities_of(vectors)
+    by_narrative: dict[str, list[int]] = defaultdict(list)
+    for i, nid in enumerate(rows.narratives):
+        by_narrative[nid].append(i)
+    stored = args.cache / "readings.pkl"
+    readings = pickle.loads(stored.read_bytes()) if stored.exists() else {}
+    unread = [n for n in narratives if n.id not in readings]
+    for n in tqdm(unread, desc="rule reader"):
+        readings[n.id] = reasoner.reader.read(n.text).flows
+    if unread:
+        stored.write_bytes(pickle.dumps(readings))
+    return {
+        "narratives": narratives,
+        "reasoner": reasoner,
+        "kinds": kinds,
+        "probs": probs,
+        "by_narrative": by_narrative,
+        "readings": readings,
+    }
+
+
 def is_short(text: str) -> bool:
     return len(sentences(text)) <= SHORT
 

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import sys
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -32,7 +30,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "corpus"))
 
-from measure import fold_arguments, is_short, verdict_figures  # noqa: E402
+from measure import fold_arguments, fold_readings, is_short, verdict_figures  # noqa: E402
 
 RULE_SOURCES = frozenset({"parse", "derived", "cue"})
 
@@ -56,31 +54,15 @@ def main() -> int:
     args = parser.parse_args()
     from tqdm import tqdm
 
-    from privacy_checklist.ingest.corpus import read_corpus, twin_pairs
-    from privacy_checklist.kg import kb as kbmod
+    from privacy_checklist.ingest.corpus import twin_pairs
     from privacy_checklist.reasoning.checklist.decide import combine, decide
-    from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
-    from privacy_checklist.reasoning.learned import condition_fit as cf
     from privacy_checklist.reasoning.learned.conditions import merge, reads_of
     from privacy_checklist.reasoning.text import sentence_spans
 
-    corpus = read_corpus(sorted(args.corpus.glob("*.jsonl")))
-    narratives = corpus.narratives
-    reasoner = ChecklistReasoner(kbmod.load(None), blend=False)
-    assert reasoner.catalogue is not None and reasoner.reader is not None
+    read = fold_readings(args)
+    narratives, reasoner, kinds = read["narratives"], read["reasoner"], read["kinds"]
+    probs, by_narrative, readings = read["probs"], read["by_narrative"], read["readings"]
     catalogue = reasoner.catalogue
-    kinds = sorted(catalogue.kinds)
-    rows = cf.rows_of(narratives, kinds)
-    probs, _ = cf.fold_probabilities(args.cache, args.tag, args.folds, rows, len(kinds))
-    by_narrative: dict[str, list[int]] = defaultdict(list)
-    for i, nid in enumerate(rows.narratives):
-        by_narrative[nid].append(i)
-    stored = args.cache / "readings.pkl"
-    if stored.exists():
-        readings = pickle.loads(stored.read_bytes())
-    else:
-        readings = {n.id: reasoner.reader.read(n.text).flows for n in tqdm(narratives, desc="read")}
-        stored.write_bytes(pickle.dumps(readings))
 
     def verdict(flows: list[Any]) -> str:
         case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
