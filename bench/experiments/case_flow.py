@@ -16,7 +16,8 @@ and the verdicts (accuracy, macro-F1, prohibit F1, short and long, twins) of
 - the learned case flow with the learned conditions alone, and with the rule reader's facts of
   its deciding flow under them (the learned ones win where both say something);
 - the learned parts with the writers' conditions, and the writers' parts with the learned
-  conditions (where each reader falls short);
+  conditions (where each reader falls short); the writers' parts and conditions both (how far
+  the checklist's law agrees with the writers when nothing is misread);
 - each of the above on the writers named by ``--report`` (e.g. the court-style writers);
 - on the project's own narrative sets (``--own``: writers the case-flow reader never saw, and
   that have verdicts but no labelled flows), the checklist today against the shipped case-flow
@@ -152,6 +153,9 @@ def main() -> int:
             )
         said["case flow read, writers' conditions"][n.id] = label(
             [cfl.case_flow(read, gold, reader.ancestors, rules)]
+        )
+        said["writers' flow and conditions (the law's logic alone)"][n.id] = label(
+            [cfl.case_flow(truth, gold, reader.ancestors, rules)]
         )
         said["writers' flow, learned conditions"][n.id] = label(
             [cfl.case_flow(truth, learned, reader.ancestors, rules)]
