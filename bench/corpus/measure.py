@@ -75,8 +75,9 @@ def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
     """What the experiments of :func:`fold_arguments` read the corpus with: its narratives, the
     checklist alone, the catalogue's kinds, each sentence's condition probabilities out of fold
     (rows the folds do not hold, writers added after them, read by the shipped reader, which
-    was fitted without them), each narrative's rows, and the rule reader's flows (kept in the
-    cache as ``readings.pkl``, completed for narratives it lacks)."""
+    was fitted without them), each narrative's rows, the rule reader's flows (kept in the
+    cache as ``readings.pkl``, completed for narratives it lacks), and the checklist's verdict
+    on a list of flows."""
     import pickle
 
     from tqdm import tqdm
@@ -107,7 +108,17 @@ def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
         readings[n.id] = reasoner.reader.read(n.text).flows
     if unread:
         stored.write_bytes(pickle.dumps(readings))
+    catalogue = reasoner.catalogue
+
+    def verdict(flows: list[Any]) -> str:
+        """The checklist's verdict on a narrative's flows."""
+        from privacy_checklist.reasoning.checklist.decide import combine, decide
+
+        case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
+        return case.label if case is not None else "not_applicable"
+
     return {
+        "verdict": verdict,
         "narratives": narratives,
         "reasoner": reasoner,
         "kinds": kinds,

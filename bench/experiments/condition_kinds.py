@@ -55,18 +55,13 @@ def main() -> int:
     from tqdm import tqdm
 
     from privacy_checklist.ingest.corpus import twin_pairs
-    from privacy_checklist.reasoning.checklist.decide import combine, decide
     from privacy_checklist.reasoning.learned.conditions import merge, reads_of
     from privacy_checklist.reasoning.text import sentence_spans
 
     read = fold_readings(args)
-    narratives, reasoner, kinds = read["narratives"], read["reasoner"], read["kinds"]
+    narratives, kinds = read["narratives"], read["kinds"]
     probs, by_narrative, readings = read["probs"], read["by_narrative"], read["readings"]
-    catalogue = reasoner.catalogue
-
-    def verdict(flows: list[Any]) -> str:
-        case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
-        return case.label if case is not None else "not_applicable"
+    verdict = read["verdict"]
 
     def local(n: Any, window: int | None, dropped: frozenset[str]) -> list[Any]:
         spans = sentence_spans(n.text) or [(0, len(n.text))]
@@ -137,7 +132,7 @@ def main() -> int:
             for flows in readings.values()
             for f in flows
             for k, v in f.facts.items()
-            if v.source in RULE_SOURCES and k in catalogue.kinds
+            if v.source in RULE_SOURCES and k in kinds
         }
     )
     per_kind: dict[str, dict[str, str]] = {}

@@ -35,18 +35,13 @@ def main() -> int:
     from tqdm import tqdm
 
     from privacy_checklist.ingest.corpus import twin_pairs
-    from privacy_checklist.reasoning.checklist.decide import combine, decide
     from privacy_checklist.reasoning.learned.conditions import Read, merge, reads_of
     from privacy_checklist.reasoning.text import sentence_spans
 
     read = fold_readings(args)
-    narratives, reasoner, kinds = read["narratives"], read["reasoner"], read["kinds"]
+    narratives, kinds = read["narratives"], read["kinds"]
     probs, by_narrative, readings = read["probs"], read["by_narrative"], read["readings"]
-    catalogue = reasoner.catalogue
-
-    def verdict(flows: list[Any]) -> str:
-        case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
-        return case.label if case is not None else "not_applicable"
+    verdict = read["verdict"]
 
     def replaced(flows: list[Any], reads: dict[str, Read]) -> list[Any]:
         out = []
