@@ -57,6 +57,9 @@ REAL_DEV = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
 #: makes them): the corpus's figures read each writer's narratives with a reader fitted
 #: without that writer
 CONDITIONS_OOF = ".cache/condition-reader:e2-w4.0:3"
+#: the case-flow reader out of fold: the writers in six groups, each read by regressions fitted
+#: on the other five
+CASE_FLOW_OOF = "oof:6"
 SCRIPTS = {
     "speed": ["bench/reasoning.py", "--runs", "3", "--json", "{out}/out.json"],
     "condition-reader": [
@@ -75,17 +78,34 @@ SCRIPTS = {
             "bench/corpus/measure.py",
             "--method",
             method,
-            *(["--conditions", CONDITIONS_OOF] if method == "checklist-alone" else []),
+            *(
+                ["--conditions", CONDITIONS_OOF, "--case-flow", CASE_FLOW_OOF]
+                if method == "checklist-alone"
+                else []
+            ),
             "--json",
             "{out}/out.json",
         ]
         for method in ("checklist-alone", "offline-fast")
     },
+    "corpus-checklist-rule-flows": [
+        "bench/corpus/measure.py",
+        "--method",
+        "checklist-alone",
+        "--conditions",
+        CONDITIONS_OOF,
+        "--case-flow",
+        "none",
+        "--json",
+        "{out}/out.json",
+    ],
     "corpus-checklist-rules": [
         "bench/corpus/measure.py",
         "--method",
         "checklist-alone",
         "--conditions",
+        "none",
+        "--case-flow",
         "none",
         "--json",
         "{out}/out.json",
@@ -141,7 +161,7 @@ SCRIPTS = {
 }
 #: outputs measured once at a commit and kept as they were (``commit`` in the file): the first
 #: reading of the corpus, before anything was fitted on it
-FROZEN = ("corpus-first-reading", "corpus-first-reading-court")
+FROZEN = ("corpus-first-reading", "corpus-first-reading-court", "corpus-first-reading-analyst")
 #: the learned layers' model files, whose cross-validated figures the page shows as they are
 MODELS = {
     "with the sentence embedding": "reasoning/data/checklist_blend_embed_model.json",
@@ -340,7 +360,10 @@ CORPUS_FIGURES = [
 CORPUS_METHODS = {
     "first-reading": "checklist, first reading",
     "checklist-rules": "checklist alone, the rule reader's facts only",
-    "checklist-alone": "checklist alone, with the learned condition reader (out of fold)",
+    "checklist-rule-flows": "checklist alone, the rule reader's flows, the learned condition "
+    "reader (out of fold)",
+    "checklist-alone": "checklist alone, the learned case-flow and condition readers (out of "
+    "fold): the default",
     "offline-fast": "offline-fast",
 }
 
@@ -435,28 +458,29 @@ def _writer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-#: the methods of the court-style writers' first reading, and what each row is called
-FIRST_COURT = {
-    "checklist-alone": "checklist alone, learned condition reader (the default)",
+#: the methods of a later group of writers' first reading, and what each row is called
+FIRST_READ = {
+    "checklist-alone": "checklist alone, learned condition reader (the default then)",
     "checklist": "checklist with its learned layer",
     "offline": "offline",
     "offline-fast": "offline-fast",
+    "checklist-alone --case-flow shipped": "checklist alone, learned case-flow reader",
 }
 
 
-def _court_first_rows(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The court-style writers' first reading: each method's figures and each writer's
-    accuracy."""
-    found = results.get("corpus-first-reading-court")
+def _first_rows(results: dict[str, dict[str, Any]], name: str) -> list[str]:
+    """A later group of writers' first reading (the frozen result ``name``): each method's
+    figures and each writer's accuracy."""
+    found = results.get(name)
     if found is None:
         return []
     rows = []
-    for key, name in FIRST_COURT.items():
+    for key, label in FIRST_READ.items():
         if (out := found["output"].get(key)) is None:
             continue
         a, t = out["all"]["all"], out["all"]["twins"]
         writers = [float(w["all"]["accuracy"]) for _, w in sorted(out["writers"].items())]
-        cells = [name, a["n"], float(a["accuracy"]), float(a["macro_f1"])]
+        cells = [label, a["n"], float(a["accuracy"]), float(a["macro_f1"])]
         rows.append(
             (
                 [*cells, float(a["prohibit_f1"]), *writers, f"{t['told_apart']}/{t['pairs']}"],
@@ -469,15 +493,16 @@ def _court_first_rows(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def _case_flow_rows(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The learned case-flow reader, leave-writer-out on the corpus and the court-style
-    writers, and on the own sets."""
+    """The learned case-flow reader, leave-writer-out on the corpus and on the groups of
+    writers added later, and on the own sets."""
     found = results.get("case-flow")
     if found is None:
         return ["Not measured yet (`python bench/results.py run --only case-flow`)."]
     out = found["output"]
     rows = []
+    groups = list(next(iter(out["methods"].values())).get("groups", {}))
     for name, r in out["methods"].items():
-        c, w = r["corpus"], r.get("reported", {}).get("all", {})
+        c = r["corpus"]
         cells = [
             name,
             float(c["all"]["accuracy"]),
@@ -487,13 +512,16 @@ def _case_flow_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             float(c["long"].get("accuracy", 0)),
             f"{c['twins']['told_apart']}/{c['twins']['pairs']}",
         ]
-        rows.append(
-            ([*cells, float(w.get("accuracy", 0)), float(w.get("macro_f1", 0))], _command(found))
-        )
+        for group in groups:
+            g = r["groups"][group]["all"]
+            cells += [float(g.get("accuracy", 0)), float(g.get("macro_f1", 0))]
+        rows.append((cells, _command(found)))
     columns = [
         "how the case is read", "accuracy", "macro-F1", "prohibit F1", "short", "long",
-        "twins both right", "court-style writers: accuracy", "macro-F1",
+        "twins both right",
     ]  # fmt: skip
+    for group in groups:
+        columns += [f"{group}-style writers: accuracy", "macro-F1"]
     parts = ", ".join(f"{k} {v:.3f}" for k, v in out["parts"].items())
     lines = [f"Parts read (exact agreement with the writers' labels, out of fold): {parts}.", ""]
     lines += _table(columns, rows)
@@ -649,9 +677,14 @@ def render(folder: Path = OUT) -> str:
         "student's case brief; 15-40 sentences) read once as they came, before anything changed "
         "on them:",
         "",
-        *_court_first_rows(results),
+        *_first_rows(results, "corpus-first-reading-court"),
         "",
-        "The learned case-flow reader (`reasoning/learned/case_flow.py`; off by default): the "
+        "The analyst-style writers (an analyst's case summary, 1-3 sentences; a training "
+        "scenario, 2-5 sentences) read once as they came, before anything changed on them:",
+        "",
+        *_first_rows(results, "corpus-first-reading-analyst"),
+        "",
+        "The learned case-flow reader (`reasoning/learned/case_flow.py`; the default): the "
         "flow a narrative turns on (its sender's and recipient's roles and its information's "
         "type) read from the whole narrative's sentence vectors by regressions fitted on the "
         "other writers' labelled deciding flows (six groups of writers), decided by the "

@@ -156,7 +156,8 @@ def _train_blend(
     from privacy_checklist.reasoning.learned.blend import MODEL_FILES, train
     from privacy_checklist.reasoning.text import data_path
 
-    reasoner = ChecklistReasoner(kb, blend=False, conditions=_conditions(args, kb))
+    # the layer weighs the rule reader's flows (the checklist under it reads no case flow)
+    reasoner = ChecklistReasoner(kb, blend=False, conditions=_conditions(args, kb), case_flow=False)
     embed = not args.fast
     out = Path(args.out) if args.out else data_path(MODEL_FILES[embed])
     names = (
@@ -187,7 +188,7 @@ def _train_blend(
         out,
         # the checklist the layer weighs at check time (the shipped condition reader), even
         # when its training features read the conditions out of fold
-        settings=ChecklistReasoner(kb, blend=False).settings()["checklist"],
+        settings=ChecklistReasoner(kb, blend=True).settings()["checklist"],
         sources=sources,
         cache=Path(args.cache) if args.cache else None,
         progress=bar.update,

@@ -5,23 +5,27 @@ checklist, leave-writer-out.
     python bench/experiments/case_flow.py --cache .cache/condition-reader --tag e2-w4.0
 
 Every narrative's features are its sentences' vectors from the shipped condition reader's
-encoder; the three regressions (sender role, recipient role, information type) are fitted on the
-other writers' labelled deciding flows (``--groups`` groups of writers, each left out in turn);
-the conditions are the condition reader's out-of-fold readings (the fold files of
-``condition-reader``; writers the folds do not hold are read by the shipped reader, which was
-fitted without them). Figures for: the parts read (exact agreement with the writers' labels);
-and the verdicts (accuracy, macro-F1, prohibit F1, short and long, twins) of
+encoder and the roles the rule reader read of its flows; the three regressions (sender role,
+recipient role, information type) are fitted on the other writers' labelled deciding flows
+(``--groups`` groups of writers, each left out in turn); the conditions are the condition
+reader's out-of-fold readings (the fold files of ``condition-reader``; writers the folds do not
+hold are read by the shipped reader, which was fitted without them). Figures for: the parts
+read (exact agreement with the writers' labels); and the verdicts (accuracy, macro-F1,
+prohibit F1, short and long, twins) of
 
-- the checklist today (the rule reader's flows, the learned conditions beside their facts);
+- the rule reader's flows deciding, the learned conditions beside their facts (the default
+  before the case flow);
 - the learned case flow with the learned conditions alone, and with the rule reader's facts of
   its deciding flow under them (the learned ones win where both say something);
 - the learned parts with the writers' conditions, and the writers' parts with the learned
   conditions (where each reader falls short); the writers' parts and conditions both (how far
   the checklist's law agrees with the writers when nothing is misread);
-- each of the above on the writers named by ``--report`` (e.g. the court-style writers);
+- each of the above on the groups of writers named by ``--report`` (the court-style writers,
+  the analyst-style writers);
 - on the project's own narrative sets (``--own``: writers the case-flow reader never saw, and
-  that have verdicts but no labelled flows), the checklist today against the shipped case-flow
-  reader deciding, and the case flow only where it reads every part at least so sure.
+  that have verdicts but no labelled flows), the rule reader's flows against the shipped
+  case-flow reader deciding, and the case flow only where it reads every part at least so
+  sure.
 
 The out-of-fold regressions are kept in ``--cache`` (``case-flow-G.npz``) for
 ``bench/corpus/measure.py --case-flow``.
@@ -49,7 +53,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     fold_arguments(parser)
     parser.add_argument("--groups", type=int, default=6, help="groups of writers left out")
-    parser.add_argument("--report", default="w28,w29,w30", help="writers also shown apart")
+    parser.add_argument(
+        "--report",
+        action="append",
+        metavar="NAME=WRITERS",
+        help="a group of writers also shown apart (comma-separated; repeatable; default: the "
+        "court-style writers w28-w30 and the analyst-style writers w31, w32)",
+    )
     parser.add_argument(
         "--own",
         nargs="*",
@@ -87,8 +97,8 @@ def main() -> int:
         args.cache, args.tag, args.folds, corpus.narratives, sorted(catalogue.kinds)
     )
     reads = {n.id: read_conditions(n.text) for n in tqdm(narratives, desc="conditions")}
-    x = corpus_features(narratives, args.cache)
-    predicted = out_of_fold(x, narratives, args.groups, args.cache)
+    x, roles = corpus_features(narratives, args.cache)
+    predicted = out_of_fold(x, narratives, args.groups, args.cache, roles)
     stored = args.cache / "readings.pkl"
     readings = pickle.loads(stored.read_bytes()) if stored.exists() else {}
     missing = [n for n in narratives if n.id not in readings]
@@ -118,8 +128,8 @@ def main() -> int:
         for head in cfl.HEADS:
             parts_right[head].append(getattr(read, head)[0] == getattr(truth, head)[0])
         rules = merge(readings[n.id], mine)
-        said["checklist today (rule reader's flows)"][n.id] = label(rules)
-        said["case flow, learned conditions"][n.id] = label(
+        said["the rule reader's flows decide (the default before)"][n.id] = label(rules)
+        said["case flow, learned conditions (the default)"][n.id] = label(
             [cfl.case_flow(read, learned, reader.ancestors, rules)]
         )
         case = combine([decide(catalogue, f, reasoner.rule) for f in rules])
@@ -146,10 +156,10 @@ def main() -> int:
                 said[name][n.id] = label([base])
         sure = min(read.sender[1], read.recipient[1], read.information[1])
         for floor in (0.5, 0.6, 0.7, 0.8):
-            said[f"case flow where each part is read at least {floor}, else today's"][n.id] = (
-                said["case flow, learned conditions"][n.id]
+            said[f"case flow where each part is read at least {floor}, else the rule reader's flows"][n.id] = (
+                said["case flow, learned conditions (the default)"][n.id]
                 if sure >= floor
-                else said["checklist today (rule reader's flows)"][n.id]
+                else said["the rule reader's flows decide (the default before)"][n.id]
             )
         said["case flow read, writers' conditions"][n.id] = label(
             [cfl.case_flow(read, gold, reader.ancestors, rules)]
@@ -162,7 +172,12 @@ def main() -> int:
         )
     ids = {n.id: n for n in narratives}
     pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
-    report = set(args.report.split(",")) if args.report else set()
+    report = {
+        name: set(writers.split(","))
+        for name, _, writers in (
+            g.partition("=") for g in args.report or ["court=w28,w29,w30", "analyst=w31,w32"]
+        )
+    }
 
     def figures(got: dict[str, str], mine: list[Any]) -> dict[str, Any]:
         keep = {n.id for n in mine}
@@ -188,10 +203,12 @@ def main() -> int:
     print("parts read (exact):", result["parts"])
     for name, got in said.items():
         entry = {"corpus": figures(got, narratives)}
-        if report:
-            entry["reported"] = figures(got, [n for n in narratives if n.writer in report])
+        entry["groups"] = {
+            name: figures(got, [n for n in narratives if n.writer in writers])
+            for name, writers in report.items()
+        }
         result["methods"][name] = entry
-        for part, f in entry.items():
+        for part, f in [("corpus", entry["corpus"]), *entry["groups"].items()]:
             a = f["all"]
             print(
                 f"{name:40s} {part:8s} {a['accuracy']:.3f}/{a['macro_f1']:.3f}/"
@@ -207,7 +224,7 @@ def main() -> int:
 
 
 def own_sets(paths: list[str]) -> dict[str, Any]:
-    """Each own set's accuracy: the checklist today, the shipped case flow deciding, and the
+    """Each own set's accuracy: the rule reader's flows, the shipped case flow deciding, and the
     case flow only where every part is read at least ``floor`` sure."""
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
@@ -219,12 +236,12 @@ def own_sets(paths: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for path in paths:
         cases = read_cases(REPO / path)
-        right = {"today": 0, **{f"case flow from {f}": 0 for f in floors}}
+        right = {"rule flows": 0, **{f"case flow from {f}": 0 for f in floors}}
         for case in cases:
             turning, *rest = reasoner.checklists(case.text)
             found = combine(rest)
             today = found.label if found is not None else "not_applicable"
-            right["today"] += today == case.expected
+            right["rule flows"] += today == case.expected
             flow = turning.flow
             parts = [p for p in (flow.sender, flow.recipient, flow.information) if p is not None]
             sure = min((float(p.text.rsplit("(", 1)[1].rstrip(")")) for p in parts), default=0.0)

@@ -3,12 +3,13 @@ sender's regulatory role), to whom (the recipient's), and what (the information'
 read from the whole narrative.
 
 A narrative, short or court-length, is the mean and the maximum of its sentences' vectors (the
-same vectors the learned condition reader computes, so a check encodes each sentence once), and
-three logistic regressions fitted on the labelled corpus's deciding flows (written by many
-independent writers) give the likeliest sender role, recipient role and information type. The
-checklist decides that flow with the conditions the condition reader reads
-(:mod:`~privacy_checklist.reasoning.learned.conditions`): the law stays in the checklist; this
-module only reads who, to whom and what.
+same vectors the learned condition reader computes, so a check encodes each sentence once) and
+the roles the rule reader read for the senders and recipients of its flows (which it weighs as
+any other evidence); three logistic regressions fitted on the labelled corpus's deciding flows
+(written by many independent writers) give the likeliest sender role, recipient role and
+information type. The checklist decides that flow with the conditions the condition reader
+reads (:mod:`~privacy_checklist.reasoning.learned.conditions`): the law stays in the checklist;
+this module only reads who, to whom and what.
 
 Shipped as ``reasoning/data/case_flow.npz`` (numpy only at check time); it records the
 encoder graph's digest and is refused with one line when it does not fit. Train it again with
@@ -65,11 +66,31 @@ class CaseFlow:
         )
 
 
-def features(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """A narrative's features from its sentences' vectors: their mean and maximum, scaled."""
+def features(
+    vectors: npt.NDArray[np.float32], flows: Sequence[Flow] = (), roles: Sequence[str] = ()
+) -> npt.NDArray[np.float32]:
+    """A narrative's features from its sentences' vectors: their mean and maximum, scaled;
+    with ``roles`` (the model's vocabulary), which of them the rule reader read for a sender
+    and for a recipient of any of its ``flows`` (:func:`rule_roles`)."""
     if len(vectors) == 0:
         raise ValueError("a narrative with no sentence has no features")
-    return np.concatenate([vectors.mean(axis=0), vectors.max(axis=0)]).astype(np.float32) * SCALE
+    pooled = np.concatenate([vectors.mean(axis=0), vectors.max(axis=0)]) * SCALE
+    if not roles:
+        return pooled.astype(np.float32)
+    return np.concatenate([pooled, rule_roles(flows, roles)]).astype(np.float32)
+
+
+def rule_roles(flows: Sequence[Flow], roles: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Which of ``roles`` the rule reader read for a sender of any flow, then for a recipient
+    (one and zero): what the regressions weigh beside the sentences' vectors."""
+    at = {role: i for i, role in enumerate(roles)}
+    read = np.zeros(2 * len(roles), dtype=np.float32)
+    for flow in flows:
+        for offset, found in ((0, flow.sender_roles), (len(roles), flow.recipient_roles)):
+            for role in found:
+                if role in at:
+                    read[offset + at[role]] = 1.0
+    return read
 
 
 class CaseFlowReader:
@@ -112,10 +133,12 @@ class CaseFlowReader:
             )
             for head in HEADS
         }
+        #: the roles whose reading by the rule reader the regressions weigh (none: vectors only)
+        self.roles: list[str] = [str(r) for r in arrays["roles"]] if "roles" in arrays else []
 
-    def read(self, vectors: npt.NDArray[np.float32]) -> CaseFlow:
-        """The case's flow from its sentences' vectors."""
-        return self.read_features(features(vectors))
+    def read(self, vectors: npt.NDArray[np.float32], flows: Sequence[Flow] = ()) -> CaseFlow:
+        """The case's flow from its sentences' vectors and the rule reader's ``flows``."""
+        return self.read_features(features(vectors, flows, self.roles))
 
     def read_features(self, x: npt.NDArray[np.float32]) -> CaseFlow:
         """The case's flow from a narrative's features (:func:`features`)."""
@@ -249,13 +272,17 @@ def digest() -> str:
 
 
 def fit(
-    x: npt.NDArray[np.float32], labels: Mapping[str, Sequence[str]], c: float = 1.0
+    x: npt.NDArray[np.float32],
+    labels: Mapping[str, Sequence[str]],
+    roles: Sequence[str] = (),
+    c: float = 1.0,
 ) -> dict[str, Any]:
-    """The three regressions fitted on narratives' features ``x`` and their deciding flows'
-    labels (each head's), as the arrays :func:`save` writes."""
+    """The three regressions fitted on narratives' features ``x`` (:func:`features`, with the
+    role vocabulary ``roles``) and their deciding flows' labels (each head's), as the arrays
+    :func:`save` writes."""
     from sklearn.linear_model import LogisticRegression
 
-    arrays: dict[str, Any] = {}
+    arrays: dict[str, Any] = {"roles": np.asarray(list(roles), dtype=str)}
     for head in HEADS:
         model = LogisticRegression(max_iter=2000, C=c).fit(x, np.asarray(labels[head]))
         arrays[f"{head}_coef"] = model.coef_.astype(np.float32)

@@ -1,8 +1,8 @@
 """The learned case-flow reader (issue 27 §3, §4): the shipped model reads who sends the
-information a narrative turns on, to whom, and what, from the narrative's sentence vectors; the
-checklist, asked to, decides that flow with the learned conditions, says so, and keeps the rule
-reader's flows in its report; a model for another encoder or a missing one is refused with one
-line."""
+information a narrative turns on, to whom, and what, from the sentence vectors and the rule
+reader's roles; the checklist, by default, decides that flow with the learned conditions, says
+so, and keeps the rule reader's flows in its report; a model for another encoder or a missing
+one is refused with one line."""
 
 from __future__ import annotations
 
@@ -23,8 +23,16 @@ def reader() -> cfl.CaseFlowReader:
     return cfl.shipped(condition_reader().encoder.digest)
 
 
-def read(reader: cfl.CaseFlowReader, text: str) -> cfl.CaseFlow:
-    return reader.read(condition_reader().vectors(text)[1])
+@pytest.fixture(scope="module")
+def rules() -> ChecklistReasoner:
+    from privacy_checklist.kg import kb as kbmod
+
+    return ChecklistReasoner(kbmod.load(None), conditions=False)
+
+
+def read(reader: cfl.CaseFlowReader, text: str, rules: ChecklistReasoner) -> cfl.CaseFlow:
+    assert rules.reader is not None
+    return reader.read(condition_reader().vectors(text)[1], rules.reader.read(text).flows)
 
 
 PHI_TYPE = "protected health information"
@@ -40,11 +48,13 @@ HOSPITAL_TO_POLICE = (
 )
 
 
-def test_reads_the_parts_of_the_flow_a_case_turns_on(reader: cfl.CaseFlowReader) -> None:
-    police = read(reader, HOSPITAL_TO_POLICE)
+def test_reads_the_parts_of_the_flow_a_case_turns_on(
+    reader: cfl.CaseFlowReader, rules: ChecklistReasoner
+) -> None:
+    police = read(reader, HOSPITAL_TO_POLICE, rules)
     assert police.recipient[0] == "law enforcement official"
     assert police.information[0] == "protected health information"
-    plan = read(reader, PLAN_TO_INSURER)
+    plan = read(reader, PLAN_TO_INSURER, rules)
     assert plan.sender[0] in {"health plan", "covered entity"}
     assert 0.0 < plan.sender[1] <= 1.0
 
@@ -91,10 +101,10 @@ def test_the_roles_read_state_what_the_rule_readers_roles_state() -> None:
     assert cfl.case_flow(patient, {}, ancestors, rules).fact("to_the_individual").value is True
 
 
-def test_the_checklist_decides_by_the_case_flow_when_asked() -> None:
+def test_the_checklist_decides_by_the_case_flow_by_default() -> None:
     from privacy_checklist.kg import kb as kbmod
 
-    reasoner = ChecklistReasoner(kbmod.load(None), case_flow=True)
+    reasoner = ChecklistReasoner(kbmod.load(None))  # the default: the case flow decides
     checklists = reasoner.checklists(HOSPITAL_TO_POLICE)
     assert checklists[0].flow.turns_on
     assert len(checklists) > 1  # the rule reader's flows are still checked
@@ -102,10 +112,13 @@ def test_the_checklist_decides_by_the_case_flow_when_asked() -> None:
     assert verdict.checklist is not None and verdict.checklist.deciding is not None
     assert verdict.checklist.deciding.flow.turns_on
     assert any("case-flow reader" in line for line in verdict.reasoning)
-    # off (the default), no learned case flow is read
-    default = ChecklistReasoner(kbmod.load(None))
-    assert not any(c.flow.turns_on for c in default.checklists(HOSPITAL_TO_POLICE))
-    assert reasoner.settings()["checklist"] != default.settings()["checklist"]
+    # off, and under the learned layer (fitted on the rule reader's flows), no case flow is read
+    for off in (
+        ChecklistReasoner(kbmod.load(None), case_flow=False),
+        ChecklistReasoner(kbmod.load(None), blend=True),
+    ):
+        assert not any(c.flow.turns_on for c in off.checklists(HOSPITAL_TO_POLICE))
+        assert reasoner.settings()["checklist"] != off.settings()["checklist"]
 
 
 def test_a_model_for_another_encoder_or_none_is_one_line(tmp_path: Path) -> None:
@@ -113,6 +126,24 @@ def test_a_model_for_another_encoder_or_none_is_one_line(tmp_path: Path) -> None
         cfl.CaseFlowReader(graph="not-this-graph")
     with pytest.raises(cfl.CaseFlowModelError, match="pcheck reasoner train --method case-flow"):
         cfl.CaseFlowReader(tmp_path / "missing.npz")
+
+
+def test_the_regressions_weigh_the_roles_the_rule_reader_read(
+    reader: cfl.CaseFlowReader, rules: ChecklistReasoner
+) -> None:
+    # the features: the pooled sentence vectors, then each role of the vocabulary read for a
+    # sender and for a recipient of any rule-read flow
+    assert "law enforcement official" in reader.roles
+    assert rules.reader is not None
+    flows = rules.reader.read(HOSPITAL_TO_POLICE).flows
+    vectors = condition_reader().vectors(HOSPITAL_TO_POLICE)[1]
+    x = cfl.features(vectors, flows, reader.roles)
+    assert x.shape == (2 * vectors.shape[1] + 2 * len(reader.roles),)
+    assert x.shape[0] == reader.heads["recipient"][0].shape[1]
+    at = 2 * vectors.shape[1] + len(reader.roles) + reader.roles.index("law enforcement official")
+    assert x[at] == 1.0
+    # without the rule reader's flows the reading may differ, never fails
+    assert reader.read(vectors).recipient[0]
 
 
 def test_the_model_records_what_it_was_fitted_on() -> None:

@@ -139,7 +139,8 @@ def reasoners():
 
     kb = kbmod.load(None)
     return (
-        ChecklistReasoner(kb, blend=False),
+        # the rule reader's flows, with the learned condition reader and without it
+        ChecklistReasoner(kb, blend=False, case_flow=False),
         ChecklistReasoner(kb, blend=False, conditions=False),
     )
 
