@@ -271,13 +271,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--case-flow",
+        default="none",
         metavar="HOW",
-        help="how the checklist reads the flow the case turns on: 'shipped' (the learned "
-        "case-flow reader that ships, fitted on this corpus: in-sample; the default for "
-        "checklist-alone, as the default method reads), 'none' (the rule reader's flows "
-        "decide; the default for checklist, whose layer was fitted on them), or 'oof:GROUPS' "
-        "(each narrative read by regressions fitted without its writer, the writers in GROUPS "
-        "groups; kept in .cache/case-flow)",
+        help="how the checklist reads the flow the case turns on: 'none' (the rule reader's "
+        "flows decide, as in the default method), 'shipped' (the learned case-flow reader that "
+        "ships, fitted on this corpus: in-sample), or 'oof:GROUPS' (each narrative read by "
+        "regressions fitted without its writer, the writers in GROUPS groups; kept in "
+        ".cache/case-flow)",
     )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
@@ -298,8 +298,7 @@ def main() -> int:
     from condition_reader import conditions_option
 
     conditions = conditions_option(args.conditions, corpus.narratives, kb)
-    how = args.case_flow or ("none" if args.method == "checklist" else "shipped")
-    case_flow = case_flow_option(how, corpus.narratives)
+    case_flow = case_flow_option(args.case_flow, corpus.narratives)
     run = (
         checklist_method(
             kb, layer=args.method == "checklist", conditions=conditions, case_flow=case_flow

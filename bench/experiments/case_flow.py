@@ -13,8 +13,7 @@ hold are read by the shipped reader, which was fitted without them). Figures for
 read (exact agreement with the writers' labels); and the verdicts (accuracy, macro-F1,
 prohibit F1, short and long, twins) of
 
-- the rule reader's flows deciding, the learned conditions beside their facts (the default
-  before the case flow);
+- the rule reader's flows deciding, the learned conditions beside their facts (the default);
 - the learned case flow with the learned conditions alone, and with the rule reader's facts of
   its deciding flow under them (the learned ones win where both say something);
 - the learned parts with the writers' conditions, and the writers' parts with the learned
@@ -128,8 +127,8 @@ def main() -> int:
         for head in cfl.HEADS:
             parts_right[head].append(getattr(read, head)[0] == getattr(truth, head)[0])
         rules = merge(readings[n.id], mine)
-        said["the rule reader's flows decide (the default before)"][n.id] = label(rules)
-        said["case flow, learned conditions (the default)"][n.id] = label(
+        said["the rule reader's flows decide (the default)"][n.id] = label(rules)
+        said["case flow, learned conditions"][n.id] = label(
             [cfl.case_flow(read, learned, reader.ancestors, rules)]
         )
         case = combine([decide(catalogue, f, reasoner.rule) for f in rules])
@@ -156,10 +155,10 @@ def main() -> int:
                 said[name][n.id] = label([base])
         sure = min(read.sender[1], read.recipient[1], read.information[1])
         for floor in (0.5, 0.6, 0.7, 0.8):
-            said[f"case flow where each part is read at least {floor}, else the rule reader's flows"][n.id] = (
-                said["case flow, learned conditions (the default)"][n.id]
+            said[f"case flow where each part is read at least {floor}, else rule flows"][n.id] = (
+                said["case flow, learned conditions"][n.id]
                 if sure >= floor
-                else said["the rule reader's flows decide (the default before)"][n.id]
+                else said["the rule reader's flows decide (the default)"][n.id]
             )
         said["case flow read, writers' conditions"][n.id] = label(
             [cfl.case_flow(read, gold, reader.ancestors, rules)]

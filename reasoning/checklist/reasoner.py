@@ -75,15 +75,14 @@ class ChecklistReasoner:
             (:mod:`~privacy_checklist.reasoning.learned.case_flow`; only with ``conditions``):
             that flow, with the learned conditions, decides the case; the rule reader's flows
             are still checked and reported. A callable (text, the rule reader's flows -> the
-            case flow) stands in for the shipped reader. None (the default): on, except under
-            the learned layer (``blend``), which was fitted on the rule reader's flows. On,
-            because leaving writers out it reads better on short and long narratives alike
-            (the corpus's writers: accuracy 0.662 against 0.583, short 0.670 against 0.575,
-            long 0.639 against 0.601) and on every group of writers read once as they came
-            (the court-style writers 0.583 against 0.558, the analyst-style writers 0.669
-            against 0.565) (``bench/experiments/case_flow.py``, the Results page). On the
-            project's own narrative sets, whose rules were written against them, it is worse
-            (regression 0.582 against 0.907, heldout 0.558 against 0.758).
+            case flow) stands in for the shipped reader. Off by default. Leaving writers out
+            it reads the corpus better (the Results page, ``bench/experiments/case_flow.py``)
+            and the groups of writers added later on their first reading (the court-style
+            writers 0.583 against 0.558, the analyst-style writers 0.669 against 0.565); but
+            on the project's held-out narratives, whose writers it never saw, it is worse
+            (0.642 against 0.758), and on the real dev court cases, reported once, it
+            collapsed (accuracy 0.181 against 0.528 last measured for the rule reader's flows:
+            it read a covered flow, and prohibited it, in cases HIPAA does not cover).
     """
 
     kb: KnowledgeBase
@@ -92,13 +91,11 @@ class ChecklistReasoner:
     rule: UnknownRule = UnknownRule.STATED
     blend: bool = False
     conditions: bool | Callable[[str], Mapping[str, Read]] = True
-    case_flow: bool | Callable[[str, Sequence[Flow]], CaseFlow] | None = None
+    case_flow: bool | Callable[[str, Sequence[Flow]], CaseFlow] = False
     name: str = field(default=NAME, init=False)
     _blend: Blend | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.case_flow is None:
-            self.case_flow = not self.blend
         if self.reader is None:
             from privacy_checklist.reasoning.reading.facts import FactReader
 

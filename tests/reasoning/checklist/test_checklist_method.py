@@ -100,32 +100,25 @@ def test_check_prints_the_checklist(capsys) -> None:
     lines = out.splitlines()
     assert lines[0].startswith("Verdict: prohibit")
     assert "Checklist (checklist; facts read with" in out
-    # the flow the case turns on, as the learned case-flow reader reads it, decides the case;
-    # the rule reader's flows follow, with their spans and facts
-    turning, *rule_flows = out.split("\nFlow ")[1:]
-    assert turning.startswith("1: sender: “sender read as")
-    assert "<- decides the case" in turning.split("1. Applicability")[0].replace("\n", " ")
-    assert "the flow the case turns on, as the learned case-flow" in out
-    assert rule_flows[0].startswith("2 (emailed): sender: “Dr. Lee” (health care provider) [0:7]")
-    assert "authorization: no: “her consent" in rule_flows[0] and "[106:117]" in rule_flows[0]
+    # the flow with its spans, the facts with their words and spans
+    assert "Flow 1 (emailed): sender: “Dr. Lee” (health care provider) [0:7]" in out
+    assert "authorization: no: “her consent" in out and "[106:117]" in out
     assert "1. Applicability: covered by HIPAA" in out and "✓ sender covered: yes" in out
     assert "2. Prohibitions met: none" in out
-    # each flow's candidates: the first five, each condition marked beside the case's and
-    # law's words
+    # the candidates: the first five, each condition marked beside the case's and law's words
     assert "3. Candidate permissions:" in out and "(--all for every one)" in out
-    for flow in (turning, *rule_flows):
-        candidates = [
-            ln
-            for ln in flow.splitlines()
-            if ln.startswith("       ") and ln[7:9] in ("✓ ", "✗ ", "? ") and ln[9:13] == "164."
-        ]
-        assert len(candidates) == TOP_CANDIDATES
-    assert "? 164.512(f)(1)(i) (unknown" in rule_flows[0]
+    candidates = [
+        ln
+        for ln in lines
+        if ln.startswith("       ") and ln[7:9] in ("✓ ", "✗ ", "? ") and ln[9:13] == "164."
+    ]
+    assert len(candidates) == TOP_CANDIDATES
+    assert "? 164.512(f)(1)(i) (unknown" in out
     assert "? required by law (unknown)" in out and "case: not stated in the case" in out
     assert "law:  “As required by law including laws" in out
     # the verdict, why, and what would change it
     assert "Why: Prohibited under 164.502(a)" in out
-    assert "What would change it:" in out and "permitted under 164." in out
+    assert "What would change it:" in out and "permitted under 164.512(f)(1)(i) if" in out
     assert "Raw answer" not in out
     assert main(["check", CASE, "--all"]) == 0
     every = capsys.readouterr().out.splitlines()
@@ -145,8 +138,7 @@ def test_check_json_is_the_same_structure(capsys) -> None:
     assert {"applicability", "prohibitions", "candidates", "would_change", "flows"} <= set(
         checklist
     )
-    turning, flow, *_ = checklist["flows"]  # the flow the case turns on, then the rule reader's
-    assert turning["spans"]["turns_on"] and "turns_on" not in flow["spans"]
+    flow = checklist["flows"][0]
     assert flow["spans"]["sender"]["text"] == "Dr. Lee"
     condition = flow["candidates"][0]["conditions"][0]
     assert {"kind", "mode", "quote", "node", "status", "fact", "presumed"} <= set(condition)
@@ -426,12 +418,11 @@ def test_check_page_shows_the_checklist(env: Path) -> None:
     assert any(f"]({check.common.node_url('164.512(f)(1)(i)')})" in t for t in tables)
     assert any("| authorization | no: “her consent” (106–117)" in m for m in shown)
     expanders = len(at.expander)
-    # each flow's first candidates: the flow the case turns on, then the rule reader's
-    assert expanders == TOP_CANDIDATES * len(result["verdict"]["checklist"]["flows"])
+    assert expanders == TOP_CANDIDATES
     # the verdict and what would change it
     assert any(m.startswith("**The verdict:** Prohibited under 164.502(a)") for m in shown)
     assert any(m.startswith("**What would change it:**") for m in shown)
-    assert any("permitted under 164." in m and "if the answer is yes" in m for m in shown)
+    assert any("permitted under 164.512(f)(1)(i) if the answer is yes" in m for m in shown)
     at.checkbox(key=check.ALL).check().run()
     assert not at.exception and len(at.expander) > expanders
     report = check.report_markdown(result["text"], result["verdict"], result["hits"])

@@ -1,6 +1,6 @@
 """The learned case-flow reader (issue 27 §3, §4): the shipped model reads who sends the
 information a narrative turns on, to whom, and what, from the sentence vectors and the rule
-reader's roles; the checklist, by default, decides that flow with the learned conditions, says
+reader's roles; the checklist, asked to, decides that flow with the learned conditions, says
 so, and keeps the rule reader's flows in its report; a model for another encoder or a missing
 one is refused with one line."""
 
@@ -101,10 +101,10 @@ def test_the_roles_read_state_what_the_rule_readers_roles_state() -> None:
     assert cfl.case_flow(patient, {}, ancestors, rules).fact("to_the_individual").value is True
 
 
-def test_the_checklist_decides_by_the_case_flow_by_default() -> None:
+def test_the_checklist_decides_by_the_case_flow_when_asked() -> None:
     from privacy_checklist.kg import kb as kbmod
 
-    reasoner = ChecklistReasoner(kbmod.load(None))  # the default: the case flow decides
+    reasoner = ChecklistReasoner(kbmod.load(None), case_flow=True)
     checklists = reasoner.checklists(HOSPITAL_TO_POLICE)
     assert checklists[0].flow.turns_on
     assert len(checklists) > 1  # the rule reader's flows are still checked
@@ -112,9 +112,9 @@ def test_the_checklist_decides_by_the_case_flow_by_default() -> None:
     assert verdict.checklist is not None and verdict.checklist.deciding is not None
     assert verdict.checklist.deciding.flow.turns_on
     assert any("case-flow reader" in line for line in verdict.reasoning)
-    # off, and under the learned layer (fitted on the rule reader's flows), no case flow is read
+    # off (the default), and under the learned layer, no case flow is read
     for off in (
-        ChecklistReasoner(kbmod.load(None), case_flow=False),
+        ChecklistReasoner(kbmod.load(None)),
         ChecklistReasoner(kbmod.load(None), blend=True),
     ):
         assert not any(c.flow.turns_on for c in off.checklists(HOSPITAL_TO_POLICE))

@@ -312,30 +312,27 @@ def test_the_checklist_on_a_clear_prohibition(shipped: KnowledgeBase) -> None:
 def test_the_checklist_holds_its_regression_set(
     shared: Path, shipped, tmp_path: Path, capsys
 ) -> None:
-    """The checklist on the 270 short narratives its rules were developed against (in-sample
-    for the rules: a floor against regressions, not a result), as the guard has its development
-    drafts: its rule reader alone, with the learned condition reader beside it, and the default
-    method, which reads the flow the case turns on with the learned case-flow reader."""
+    """The checklist on the 270 short narratives it was developed against (in-sample: a floor
+    against regressions, not a result), as the guard has its development drafts: its rules
+    alone, and the default method, whose learned layer (fitted on many writers, this set one of
+    them) weighs them with the text."""
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
     cases = DATA / "checklist_regression.csv"
-
-    def accuracy(reasoner: ChecklistReasoner) -> float:
-        read = [(reasoner.check(c.text).label.value, c.expected) for c in read_cases(cases)]
-        return sum(a == b for a, b in read) / len(read)
-
     # the rule reader alone on the set it was written against; with the learned condition
     # reader (fitted on other writers' prose) the checklist loses a little here and gains on
-    # writers it has not seen (the Results page), so its floor is a little lower
-    assert accuracy(ChecklistReasoner(shipped, blend=False, conditions=False)) >= 0.92
-    assert accuracy(ChecklistReasoner(shipped, blend=False, case_flow=False)) >= 0.9
-    # the default: the learned case-flow reader never learned this set's writers, and reads it
-    # far worse than the rules written against it (0.58 on the Results page), though better
-    # on every writer left out
-    default = accuracy(ChecklistReasoner(shipped))
-    assert default >= 0.55
+    # writers it has not seen (the Results page: 0.531 -> 0.584 out of fold), so its floor is
+    # a little lower
+    rules = ChecklistReasoner(shipped, blend=False, conditions=False)
+    read = [(rules.check(c.text).label.value, c.expected) for c in read_cases(cases)]
+    assert sum(a == b for a, b in read) / len(read) >= 0.92
+    alone = ChecklistReasoner(shipped, blend=False)
+    read = [(alone.check(c.text).label.value, c.expected) for c in read_cases(cases)]
+    assert sum(a == b for a, b in read) / len(read) >= 0.9
     argv = ["eval", "--cases", str(cases), "--method", "checklist", "--out", str(tmp_path)]
     assert main([*argv, "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["n"] == 270 and result["accuracy"] == pytest.approx(default, abs=1e-3)
+    assert result["n"] == 270
+    assert result["accuracy"] >= 0.85 and result["macro_f1"] >= 0.84
+    assert result["per_class"]["prohibit"]["f1"] >= 0.85
