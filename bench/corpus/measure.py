@@ -133,7 +133,7 @@ def is_short(text: str) -> bool:
 
 
 def checklist_method(
-    kb: Any, layer: bool = True, conditions: Any = True, case_flow: Any = True
+    kb: Any, layer: bool = True, conditions: Any = True, case_flow: Any = False
 ) -> Callable[[str], tuple[str, dict[str, Any]]]:
     """The shipped checklist (with its learned layer unless not ``layer``; ``conditions`` as
     :class:`ChecklistReasoner` takes it): the verdict, and the facts and roles of the flow it

@@ -1,8 +1,8 @@
 """Fitting the learned case-flow reader (:mod:`~privacy_checklist.reasoning.learned.case_flow`)
 on the labelled corpus: each narrative's features (its sentences' vectors from the shipped
 condition reader's encoder, pooled, and the roles the rule reader read of its flows), and its
-writer's labels of the deciding flow's sender role,
-recipient role and information type. Needs scikit-learn (the ``train`` extra).
+writer's labels of the deciding flow's sender role, recipient role and information type. Needs
+scikit-learn (the ``train`` extra).
 
 ``pcheck reasoner train --method case-flow`` fits it on every writer and writes the shipped
 model; :func:`out_of_fold` gives each narrative the reading of regressions fitted without its
