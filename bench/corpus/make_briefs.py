@@ -148,7 +148,8 @@ def main(out: Path) -> None:
                 profile,
                 extra.sample(permissions, pairs),
                 extra.sample(prohibitions, bans),
-                extra.sample(EXCLUSIONS, excl),
+                # more exclusions than there are kinds: each kind again, told another way
+                extra.sample(EXCLUSIONS * (1 + (excl - 1) // len(EXCLUSIONS)), excl),
             )
         )
     for number, ((register, voice, band, _size), mine_p, mine_b, mine_x) in enumerate(
