@@ -563,6 +563,7 @@ def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             a = r["all"]
             cells = [
                 name + ("" if name == "checklist alone" else suffix),
+                len(r["writers"]),
                 a["n"],
                 float(a["accuracy"]),
                 float(a["macro_f1"]),
@@ -576,7 +577,9 @@ def _layer_rows(results: dict[str, dict[str, Any]]) -> list[str]:
             rows.append((cells, found["command"]))
     if not rows:
         return ["Not measured yet (`python bench/results.py run --only corpus-layer`)."]
-    columns = ["how the checklist is weighed", "n", *CORPUS_FIGURES, "synthetic writer"]
+    columns = [
+        "how the checklist is weighed", "writers", "n", *CORPUS_FIGURES, "synthetic writer",
+    ]  # fmt: skip
     return _table(columns, rows)
 
 
