@@ -76,13 +76,14 @@ class ChecklistReasoner:
             that flow, with the learned conditions, decides the case; the rule reader's flows
             are still checked and reported. A callable (text, the rule reader's flows -> the
             case flow) stands in for the shipped reader. Off by default. Leaving writers out
-            it reads the corpus better (the Results page, ``bench/experiments/case_flow.py``)
-            and the groups of writers added later on their first reading (the court-style
-            writers 0.583 against 0.558, the analyst-style writers 0.669 against 0.565); but
-            on the project's held-out narratives, whose writers it never saw, it is worse
-            (0.642 against 0.758), and on the real dev court cases, reported once, it
-            collapsed (accuracy 0.181 against 0.528 last measured for the rule reader's flows:
-            it read a covered flow, and prohibited it, in cases HIPAA does not cover).
+            it reads the corpus better (accuracy 0.675 against 0.576) and the groups of
+            writers added later on their first reading (the court-style writers 0.583 against
+            0.558, the analyst-style writers 0.669 against 0.565) (the Results page,
+            ``bench/experiments/case_flow.py``); but on the project's held-out narratives,
+            whose writers it never saw, it is worse (0.642 against 0.783), and on the real
+            dev court cases, reported once, it collapsed (accuracy 0.181 against 0.514 for the
+            rule reader's flows: it read a covered flow, and prohibited it, in cases HIPAA
+            does not cover).
     """
 
     kb: KnowledgeBase
