@@ -76,15 +76,12 @@ def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
     checklist alone, the catalogue's kinds, each sentence's condition probabilities out of fold
     (rows the folds do not hold, writers added after them, read by the shipped reader, which
     was fitted without them), each narrative's rows, the rule reader's flows (kept in the
-    cache as ``readings.pkl``, completed for narratives it lacks), and the checklist's verdict
-    on a list of flows."""
-    import pickle
-
-    from tqdm import tqdm
-
+    cache under the rule reader's settings: ``case_flow_fit.corpus_flows``), and the
+    checklist's verdict on a list of flows."""
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.learned import condition_fit as cf
+    from privacy_checklist.reasoning.learned.case_flow_fit import corpus_flows
     from privacy_checklist.reasoning.learned.conditions import shipped
 
     narratives = read_corpus(sorted(args.corpus.glob("*.jsonl"))).narratives
@@ -101,13 +98,8 @@ def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
     by_narrative: dict[str, list[int]] = defaultdict(list)
     for i, nid in enumerate(rows.narratives):
         by_narrative[nid].append(i)
-    stored = args.cache / "readings.pkl"
-    readings = pickle.loads(stored.read_bytes()) if stored.exists() else {}
-    unread = [n for n in narratives if n.id not in readings]
-    for n in tqdm(unread, desc="rule reader"):
-        readings[n.id] = reasoner.reader.read(n.text).flows
-    if unread:
-        stored.write_bytes(pickle.dumps(readings))
+    flows = corpus_flows(narratives, args.cache)  # kept under the rule reader's settings
+    readings = {n.id: found for n, found in zip(narratives, flows, strict=True)}
     catalogue = reasoner.catalogue
 
     def verdict(flows: list[Any]) -> str:

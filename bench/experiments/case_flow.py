@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -81,7 +80,11 @@ def main() -> int:
     from privacy_checklist.reasoning.checklist.decide import combine, decide
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.learned import case_flow as cfl
-    from privacy_checklist.reasoning.learned.case_flow_fit import corpus_features, out_of_fold
+    from privacy_checklist.reasoning.learned.case_flow_fit import (
+        corpus_features,
+        corpus_flows,
+        out_of_fold,
+    )
     from privacy_checklist.reasoning.learned.condition_fit import out_of_fold as condition_oof
     from privacy_checklist.reasoning.learned.conditions import merge
     from privacy_checklist.reasoning.reading.types import Fact
@@ -98,13 +101,9 @@ def main() -> int:
     reads = {n.id: read_conditions(n.text) for n in tqdm(narratives, desc="conditions")}
     x, roles = corpus_features(narratives, args.cache)
     predicted = out_of_fold(x, narratives, args.groups, args.cache, roles)
-    stored = args.cache / "readings.pkl"
-    readings = pickle.loads(stored.read_bytes()) if stored.exists() else {}
-    missing = [n for n in narratives if n.id not in readings]
-    for n in tqdm(missing, desc="rule reader"):
-        readings[n.id] = reader.read(n.text).flows
-    if missing:
-        stored.write_bytes(pickle.dumps(readings))
+    # the rule reader's flows, as corpus_features read them (kept under its settings)
+    flows = corpus_flows(narratives, args.cache)
+    readings = {n.id: found for n, found in zip(narratives, flows, strict=True)}
 
     def label(flows: list[Any]) -> str:
         case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
