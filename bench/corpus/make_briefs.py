@@ -22,10 +22,14 @@ PROFILES = json.loads((Path(__file__).with_name("writers.json")).read_text(encod
 WRITERS = [(w["register"], w["voice"], w["length"], w["size"]) for w in PROFILES["writers"]]
 #: writers added later: (profile, their pairs of permissions, prohibitions, exclusions)
 EXTRA = [
-    ((w["register"], w["voice"], w["length"], w["size"]), tuple(w["pairs"]))
+    ((w["register"], w["voice"], w["length"], w["size"]), tuple(w["pairs"]), w.get("exclusions"))
     for w in PROFILES.get("extra_writers", [])
 ]
 EXCLUSIONS = [(x["what"], x["how"]) for x in PROFILES["exclusions"]]
+#: exclusions added after the first briefs (only writers marked "late" draw them)
+LATE_EXCLUSIONS = [(x["what"], x["how"]) for x in PROFILES.get("late_exclusions", [])]
+#: of a late writer's exclusions, this share is of the late kinds
+LATE_SHARE = 0.7
 
 SCHEMA = """
 ## The format of each line of `narratives.jsonl` (one JSON object a line, UTF-8)
@@ -112,6 +116,18 @@ RULES = """
 """
 
 
+def _exclusions(rng: random.Random, n: int, late: bool) -> list[tuple[str, str]]:
+    """``n`` exclusions for a later writer: more than there are kinds repeats each kind, told
+    another way; a late writer takes :data:`LATE_SHARE` of them from the late kinds, each in
+    turn, and the rest from the first ones."""
+    first = n - round(n * LATE_SHARE) if late and LATE_EXCLUSIONS else n
+    out = rng.sample(EXCLUSIONS * (1 + (first - 1) // len(EXCLUSIONS)), first) if first else []
+    if first < n:
+        out += [LATE_EXCLUSIONS[i % len(LATE_EXCLUSIONS)] for i in range(n - first)]
+        rng.shuffle(out)
+    return out
+
+
 def main(out: Path) -> None:
     kb = kbmod.load(None)
     catalogue = catalogue_of(kb)
@@ -141,15 +157,14 @@ def main(out: Path) -> None:
                 excl_order[(number - 1) :: n][:excl],
             )
         )
-    for offset, (profile, (pairs, bans, excl)) in enumerate(EXTRA):
+    for offset, (profile, (pairs, bans, excl), pool) in enumerate(EXTRA):
         extra = random.Random(270 + offset)  # drawn apart: the first briefs stay as they were
         shares.append(
             (
                 profile,
                 extra.sample(permissions, pairs),
                 extra.sample(prohibitions, bans),
-                # more exclusions than there are kinds: each kind again, told another way
-                extra.sample(EXCLUSIONS * (1 + (excl - 1) // len(EXCLUSIONS)), excl),
+                _exclusions(extra, excl, late=pool == "late"),
             )
         )
     for number, ((register, voice, band, _size), mine_p, mine_b, mine_x) in enumerate(
