@@ -43,7 +43,8 @@ SHORT = 6  # sentences
 
 
 def verdict_figures(gold: Sequence[str], said: Sequence[str]) -> dict[str, Any]:
-    """Accuracy, macro-F1 over the three labels and each label's F1 (n: how many)."""
+    """Accuracy, macro-F1 over the three labels, prohibit F1 and each label's recall (n: how
+    many)."""
     n = len(gold)
     if not n:
         return {"n": 0}
@@ -59,6 +60,11 @@ def verdict_figures(gold: Sequence[str], said: Sequence[str]) -> dict[str, Any]:
         "accuracy": round(sum(g == s for g, s in zip(gold, said, strict=True)) / n, 4),
         "macro_f1": round(sum(f1[label] for label in present) / len(present), 4),
         "prohibit_f1": round(f1["prohibit"], 4),
+        "recall": {
+            label: round(sum(g == s == label for g, s in zip(gold, said, strict=True)) / k, 4)
+            for label in present
+            if (k := sum(g == label for g in gold))
+        },
     }
 
 

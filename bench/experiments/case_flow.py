@@ -68,6 +68,8 @@ def main() -> int:
             "tests/data/checklist_dev_b.csv",
             "tests/data/checklist_dev_c.csv",
             "bench/data/heldout_narratives.csv",
+            "../shared/data/cases/train_generate_cases_hipaa_applicability.csv",
+            "../shared/data/cases/val_generate_cases_hipaa_applicability.csv",
         ],
         help="the own narrative sets (case CSVs) read with the shipped case-flow reader",
     )
@@ -94,7 +96,7 @@ def main() -> int:
     reasoner = ChecklistReasoner(kbmod.load(None), blend=False)
     assert reasoner.catalogue is not None and reasoner.reader is not None
     catalogue, reader = reasoner.catalogue, reasoner.reader
-    rules = reader.cues.role_facts
+    role_rules = reader.cues.role_facts
     read_conditions = condition_oof(
         args.cache, args.tag, args.folds, corpus.narratives, sorted(catalogue.kinds)
     )
@@ -125,48 +127,25 @@ def main() -> int:
         )
         for head in cfl.HEADS:
             parts_right[head].append(getattr(read, head)[0] == getattr(truth, head)[0])
-        rules = merge(readings[n.id], mine)
-        said["the rule reader's flows decide (the default)"][n.id] = label(rules)
-        said["case flow, learned conditions"][n.id] = label(
-            [cfl.case_flow(read, learned, reader.ancestors, rules)]
-        )
-        case = combine([decide(catalogue, f, reasoner.rule) for f in rules])
-        under = {
-            k: f
-            for k, f in (case.flow.facts.items() if case is not None else ())
-            if k in catalogue.kinds and f.value is not None
-        }
-        said["case flow, rule facts under learned"][n.id] = label(
-            [cfl.case_flow(read, {**under, **learned}, reader.ancestors, rules)]
-        )
-        base = cfl.case_flow(read, learned, reader.ancestors, rules)
-        if case is not None:
-            for name, parts in (
-                ("case flow, rule reader's roles where it read them", ("sender", "recipient")),
-                ("case flow, rule reader's sender where it read one", ("sender",)),
-            ):
-                said[name][n.id] = label([cfl.with_rule_roles(base, case.flow, parts)])
-        else:
-            for name in (
-                "case flow, rule reader's roles where it read them",
-                "case flow, rule reader's sender where it read one",
-            ):
-                said[name][n.id] = label([base])
-        sure = min(read.sender[1], read.recipient[1], read.information[1])
-        for floor in (0.5, 0.6, 0.7, 0.8):
-            said[f"case flow where each part is read at least {floor}, else rule flows"][n.id] = (
-                said["case flow, learned conditions"][n.id]
-                if sure >= floor
-                else said["the rule reader's flows decide (the default)"][n.id]
-            )
+        merged = merge(readings[n.id], mine)
+        for name, got in shared_variants(read, learned, readings[n.id], merged, reasoner).items():
+            said[name][n.id] = got
+        case = combine([decide(catalogue, f, reasoner.rule) for f in merged])
+        base = cfl.case_flow(read, learned, reader.ancestors, role_rules)
+        for name, parts in (
+            ("case flow, rule reader's roles where it read them", ("sender", "recipient")),
+            ("case flow, rule reader's sender where it read one", ("sender",)),
+        ):
+            flow = cfl.with_rule_roles(base, case.flow, parts) if case is not None else base
+            said[name][n.id] = label([flow])
         said["case flow read, writers' conditions"][n.id] = label(
-            [cfl.case_flow(read, gold, reader.ancestors, rules)]
+            [cfl.case_flow(read, gold, reader.ancestors, role_rules)]
         )
         said["writers' flow and conditions (the law's logic alone)"][n.id] = label(
-            [cfl.case_flow(truth, gold, reader.ancestors, rules)]
+            [cfl.case_flow(truth, gold, reader.ancestors, role_rules)]
         )
         said["writers' flow, learned conditions"][n.id] = label(
-            [cfl.case_flow(truth, learned, reader.ancestors, rules)]
+            [cfl.case_flow(truth, learned, reader.ancestors, role_rules)]
         )
     ids = {n.id: n for n in narratives}
     pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
@@ -221,36 +200,88 @@ def main() -> int:
     return 0
 
 
+#: where a case-flow variant decides only when the rule reader reads a flow HIPAA covers
+GATED = ", where the rule reader reads a covered flow (else not covered)"
+
+
+def shared_variants(
+    read: Any, learned: dict[str, Any], flows: list[Any], merged: list[Any], reasoner: Any
+) -> dict[str, str]:
+    """The verdicts of the ways of deciding measured on the corpus and the own sets alike, from
+    a case's flow as read (``read``), the learned conditions (``learned``: kind -> fact), the
+    rule reader's flows (``flows``) and those flows with the learned conditions beside their
+    facts (``merged``)."""
+    from privacy_checklist.reasoning.checklist.decide import combine, decide
+    from privacy_checklist.reasoning.learned import case_flow as cfl
+
+    catalogue, reader = reasoner.catalogue, reasoner.reader
+
+    def label(found: list[Any]) -> str:
+        case = combine([decide(catalogue, f, reasoner.rule) for f in found])
+        return case.label if case is not None else "not_applicable"
+
+    def decided(facts: dict[str, Any]) -> str:
+        return label([cfl.case_flow(read, facts, reader.ancestors, reader.cues.role_facts)])
+
+    case = combine([decide(catalogue, f, reasoner.rule) for f in merged])
+    deciding = {
+        k: f
+        for k, f in (case.flow.facts.items() if case is not None else ())
+        if k in catalogue.kinds and f.value is not None
+    }
+    every: dict[str, Any] = {}
+    for flow in flows:
+        for kind, fact in flow.facts.items():
+            if fact.value is not None and fact.source != "role":
+                every.setdefault(kind, fact)
+    rule = label(merged)
+    out = {
+        "the rule reader's flows decide (the default)": rule,
+        "case flow, learned conditions": decided(learned),
+        "case flow, rule facts under learned": decided({**deciding, **learned}),
+        "case flow, every rule-read fact under learned": decided({**every, **learned}),
+    }
+    for name in ("case flow, learned conditions", "case flow, every rule-read fact under learned"):
+        out[name + GATED] = "not_applicable" if rule == "not_applicable" else out[name]
+    return out
+
+
 def own_sets(paths: list[str]) -> dict[str, Any]:
-    """Each own set's accuracy: the rule reader's flows, the shipped case flow deciding, and the
-    case flow only where every part is read at least ``floor`` sure."""
+    """Each own set's figures (accuracy, and each verdict's recall) for the ways of deciding
+    that need no writer's labels (:func:`shared_variants`), with the shipped readers."""
+    from tqdm import tqdm
+
     from privacy_checklist.ingest.cases import read_cases
     from privacy_checklist.kg import kb as kbmod
-    from privacy_checklist.reasoning.checklist.decide import combine
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
+    from privacy_checklist.reasoning.learned import case_flow as cfl
+    from privacy_checklist.reasoning.learned import conditions
 
-    reasoner = ChecklistReasoner(kbmod.load(None), case_flow=True)
-    floors = (0.0, 0.6, 0.8)
+    reasoner = ChecklistReasoner(kbmod.load(None), blend=False)
+    reader = conditions.shipped()
+    flow_reader = cfl.shipped(reader.encoder.digest)
     out: dict[str, Any] = {}
     for path in paths:
         cases = read_cases(REPO / path)
-        right = {"rule flows": 0, **{f"case flow from {f}": 0 for f in floors}}
-        for case in cases:
-            turning, *rest = reasoner.checklists(case.text)
-            found = combine(rest)
-            today = found.label if found is not None else "not_applicable"
-            right["rule flows"] += today == case.expected
-            flow = turning.flow
-            parts = [p for p in (flow.sender, flow.recipient, flow.information) if p is not None]
-            sure = min((float(p.text.rsplit("(", 1)[1].rstrip(")")) for p in parts), default=0.0)
-            for floor in floors:
-                said = turning.label if sure >= floor else today
-                right[f"case flow from {floor}"] += said == case.expected
+        said: dict[str, list[str]] = defaultdict(list)
+        for case in tqdm(cases, desc=Path(path).stem, unit="case"):
+            flows = reasoner.reader.read(case.text).flows
+            spans, vectors = reader.vectors(case.text)
+            reads = conditions.reads_of(
+                case.text, spans, reader.probabilities_of(vectors), reader.kinds
+            )
+            learned = {k: r.fact() for k, r in reads.items() if r.value is not None}
+            merged = conditions.merge(flows, reads)
+            read = flow_reader.read(vectors, flows)
+            for name, got in shared_variants(read, learned, flows, merged, reasoner).items():
+                said[name].append(got)
+        gold = [case.expected for case in cases]
         out[Path(path).stem] = {
             "n": len(cases),
-            **{k: round(v / len(cases), 4) for k, v in right.items()},
+            **{name: verdict_figures(gold, got) for name, got in said.items()},
         }
-        print(Path(path).stem, out[Path(path).stem], flush=True)
+        shown = {k: v["accuracy"] for k, v in out[Path(path).stem].items() if k != "n"}
+        print(Path(path).stem, shown, flush=True)
     return out
 
 
