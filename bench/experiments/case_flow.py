@@ -229,11 +229,7 @@ def shared_variants(
         for k, f in (case.flow.facts.items() if case is not None else ())
         if k in catalogue.kinds and f.value is not None
     }
-    every: dict[str, Any] = {}
-    for flow in flows:
-        for kind, fact in flow.facts.items():
-            if fact.value is not None and fact.source != "role":
-                every.setdefault(kind, fact)
+    every = cfl.rule_facts(flows)
     rule = label(merged)
     out = {
         "the rule reader's flows decide (the default)": rule,

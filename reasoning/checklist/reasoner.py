@@ -72,18 +72,17 @@ class ChecklistReasoner:
             reader's facts alone. A callable (text -> each kind's reading) stands in for the
             shipped reader (the experiments' readers fitted without a writer).
         case_flow: read the flow the case turns on with the learned case-flow reader
-            (:mod:`~privacy_checklist.reasoning.learned.case_flow`; only with ``conditions``):
-            that flow, with the learned conditions, decides the case; the rule reader's flows
-            are still checked and reported. A callable (text, the rule reader's flows -> the
-            case flow) stands in for the shipped reader. Off by default. Leaving writers out
-            it reads the corpus better (accuracy 0.675 against 0.576) and the groups of
-            writers added later on their first reading (the court-style writers 0.583 against
-            0.558, the analyst-style writers 0.669 against 0.565) (the Results page,
-            ``bench/experiments/case_flow.py``); but on the project's held-out narratives,
-            whose writers it never saw, it is worse (0.642 against 0.783), and on the real
-            dev court cases, reported once, it collapsed (accuracy 0.181 against 0.514 for the
-            rule reader's flows: it read a covered flow, and prohibited it, in cases HIPAA
-            does not cover).
+            (:mod:`~privacy_checklist.reasoning.learned.case_flow`; only with ``conditions``)
+            where the rule reader reads a flow HIPAA covers: that flow decides the case, with
+            the learned conditions over every fact the rule reader read
+            (:func:`~privacy_checklist.reasoning.learned.case_flow.rule_facts`); the rule
+            reader's flows are still checked and reported, and where none of them is covered
+            the case is not covered (read from the whole text alone, the case-flow reader
+            finds a covered flow in court cases about wiretaps or wages: on the real dev court
+            cases, reported once, its ungated reading collapsed to accuracy 0.181, and
+            GoldCoin's synthetic cases, read by nothing fitted on them, show the same: the
+            Results page, ``bench/experiments/case_flow.py``). A callable (text, the rule
+            reader's flows -> the case flow) stands in for the shipped reader. Off by default.
     """
 
     kb: KnowledgeBase
@@ -128,6 +127,9 @@ class ChecklistReasoner:
         checked = [decide(self.catalogue, flow, self.rule) for flow in flows]
         if not self.case_flow:
             return checked
+        found = combine(checked)
+        if found is None or found.label == "not_applicable":
+            return checked  # no flow HIPAA covers read: the case flow has nothing to decide
         if callable(self.case_flow):
             read = self.case_flow(text, read_flows)
         else:
@@ -135,7 +137,10 @@ class ChecklistReasoner:
             if vectors is None:
                 vectors = reader.vectors(text)[1]
             read = case_flow.shipped(reader.encoder.digest).read(vectors, read_flows)
-        facts = {kind: r.fact() for kind, r in reads.items() if r.value is not None}
+        facts = {
+            **case_flow.rule_facts(read_flows),
+            **{kind: r.fact() for kind, r in reads.items() if r.value is not None},
+        }
         turning = case_flow.case_flow(
             read, facts, self.reader.ancestors, self.reader.cues.role_facts
         )

@@ -206,6 +206,19 @@ def case_flow(
     )
 
 
+def rule_facts(flows: Sequence[Flow]) -> dict[str, Fact]:
+    """Every fact the rule reader read of any of its ``flows`` (the first flow's where two say
+    something of one kind), but those it derived from the flows' roles: what the case flow
+    decides with beneath the learned conditions, since the rule reader may have read a
+    condition of the case on a flow other than the one the case turns on."""
+    out: dict[str, Fact] = {}
+    for flow in flows:
+        for kind, fact in flow.facts.items():
+            if fact.value is not None and fact.source not in ("role", "learned"):
+                out.setdefault(kind, fact)
+    return out
+
+
 def _role_facts(
     sender_roles: frozenset[str],
     recipient_roles: frozenset[str],

@@ -121,6 +121,42 @@ def test_the_checklist_decides_by_the_case_flow_when_asked() -> None:
         assert reasoner.settings()["checklist"] != off.settings()["checklist"]
 
 
+# written for this test (not in the corpus): a court matter with no health information in it
+WIRETAP = (
+    "In March the county narcotics unit obtained a warrant to intercept calls on two phones "
+    "used by the defendant. Agents recorded forty calls about deliveries of cocaine and later "
+    "searched his garage, where they found scales and cash. The defendant moves to suppress "
+    "the recordings, arguing that the affidavit overstated what the informant had seen."
+)
+
+
+def test_the_case_flow_decides_only_where_the_rule_reader_reads_a_covered_flow() -> None:
+    from privacy_checklist.kg import kb as kbmod
+
+    reasoner = ChecklistReasoner(kbmod.load(None), case_flow=True)
+    rules = ChecklistReasoner(kbmod.load(None))
+    assert rules.check(WIRETAP).label.value == "not_applicable"
+    # the case flow reads no flow of its own into a case the rule reader finds uncovered
+    checklists = reasoner.checklists(WIRETAP)
+    assert not any(c.flow.turns_on for c in checklists)
+    assert reasoner.check(WIRETAP).label.value == "not_applicable"
+    # where it reads a covered flow, the case flow decides
+    assert reasoner.checklists(HOSPITAL_TO_POLICE)[0].flow.turns_on
+
+
+def test_the_case_flow_takes_the_rule_readers_facts_beneath_the_learned() -> None:
+    said = Fact("authorization", True, 0, 5, "signed", "parse")
+    role = Fact("public_health_authority", True, -1, -1, "role", "role")
+    other = Fact("authorization", False, 0, 5, "refused", "parse")
+    flows = [
+        Flow(facts={"authorization": said, "public_health_authority": role}),
+        Flow(facts={"authorization": other, "court_order": Fact("court_order", None)}),
+    ]
+    facts = cfl.rule_facts(flows)
+    # the first flow's where two disagree; none derived from roles; none unstated
+    assert facts == {"authorization": said}
+
+
 def test_a_model_for_another_encoder_or_none_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(cfl.CaseFlowModelError, match="another encoder graph"):
         cfl.CaseFlowReader(graph="not-this-graph")
