@@ -74,6 +74,9 @@ def main() -> int:
         help="the own narrative sets (case CSVs) read with the shipped case-flow reader",
     )
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--said", type=Path, help="also write each way's verdict on each narrative (JSON)"
+    )
     args = parser.parse_args()
     from tqdm import tqdm
 
@@ -194,6 +197,8 @@ def main() -> int:
                 f"{f['twins']['pairs']}",
                 flush=True,
             )
+    if args.said:
+        args.said.write_text(json.dumps(said) + "\n", encoding="utf-8")
     result["own sets"] = own_sets(args.own)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
