@@ -731,12 +731,15 @@ def render(folder: Path = OUT) -> str:
         "",
         *_first_rows(results, "corpus-first-reading-court-na"),
         "",
-        "The learned case-flow reader (`reasoning/learned/case_flow.py`; off by default): the "
+        "The learned case-flow reader (`reasoning/learned/case_flow.py`): the "
         "flow a narrative turns on (its sender's and recipient's roles and its information's "
-        "type) read from the whole narrative's sentence vectors by regressions fitted on the "
-        "other writers' labelled deciding flows (six groups of writers), decided by the "
-        "checklist with the learned conditions (out of fold); beside it, the checklist today "
-        "and where each reader falls short (the writers' own labels put in):",
+        "type) read from the whole narrative's sentence vectors and the rule reader's roles by "
+        "regressions fitted on the other writers' labelled deciding flows (six groups of "
+        "writers), decided by the checklist with the learned conditions (out of fold), alone "
+        "or over every fact the rule reader read, everywhere or only where the rule reader "
+        "reads a flow HIPAA covers (as `ChecklistReasoner(case_flow=True)` does); beside "
+        "them, the rule reader's flows and where each reader falls short (the writers' own "
+        "labels put in):",
         "",
         *_case_flow_rows(results),
         "",
