@@ -46,6 +46,10 @@ sys.path.insert(0, str(REPO / "bench" / "corpus"))
 
 from measure import fold_arguments, is_short, verdict_figures  # noqa: E402
 
+#: the groups of writers shown apart by default: the court-style writers, the analyst-style
+#: ones, and the court-style writers weighted to the cases HIPAA does not cover
+REPORT = ("court=w28,w29,w30", "analyst=w31,w32", "court-not-covered=w33,w34,w35,w36,w37")
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -55,8 +59,9 @@ def main() -> int:
         "--report",
         action="append",
         metavar="NAME=WRITERS",
-        help="a group of writers also shown apart (comma-separated; repeatable; default: the "
-        "court-style writers w28-w30 and the analyst-style writers w31, w32)",
+        help="a group of writers also shown apart (comma-separated; repeatable; default: "
+        + "; ".join(REPORT)
+        + ")",
     )
     parser.add_argument(
         "--own",
@@ -154,9 +159,7 @@ def main() -> int:
     pairs = [(a.id, b.id) for a, b in twin_pairs(narratives)]
     report = {
         name: set(writers.split(","))
-        for name, _, writers in (
-            g.partition("=") for g in args.report or ["court=w28,w29,w30", "analyst=w31,w32"]
-        )
+        for name, _, writers in (g.partition("=") for g in args.report or list(REPORT))
     }
 
     def figures(got: dict[str, str], mine: list[Any]) -> dict[str, Any]:
