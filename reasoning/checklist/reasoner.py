@@ -82,7 +82,11 @@ class ChecklistReasoner:
             cases, reported once, its ungated reading collapsed to accuracy 0.181, and
             GoldCoin's synthetic cases, read by nothing fitted on them, show the same: the
             Results page, ``bench/experiments/case_flow.py``). A callable (text, the rule
-            reader's flows -> the case flow) stands in for the shipped reader. Off by default.
+            reader's flows -> the case flow) stands in for the shipped reader. Off by default:
+            leaving writers out it reads the corpus's 37 writers a little better than the rule
+            reader's flows (accuracy 0.597 against 0.577; short 0.599, long 0.595) and
+            GoldCoin's synthetic train cases too (0.741 against 0.712), but the held-out
+            narratives worse (0.742 against 0.783).
     """
 
     kb: KnowledgeBase
