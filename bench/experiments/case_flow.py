@@ -245,7 +245,17 @@ def shared_variants(
         "case flow, rule facts under learned": decided({**deciding, **learned}),
         "case flow, every rule-read fact under learned": decided({**every, **learned}),
     }
-    for name in ("case flow, learned conditions", "case flow, every rule-read fact under learned"):
+    both = cfl.case_flow(read, {**every, **learned}, reader.ancestors, reader.cues.role_facts)
+    if case is not None:
+        both = cfl.with_rule_roles(both, case.flow)
+    out["case flow, every rule-read fact under learned, rule reader's roles where it read them"] = (
+        label([both])
+    )
+    for name in (
+        "case flow, learned conditions",
+        "case flow, every rule-read fact under learned",
+        "case flow, every rule-read fact under learned, rule reader's roles where it read them",
+    ):
         out[name + GATED] = "not_applicable" if rule == "not_applicable" else out[name]
     return out
 
