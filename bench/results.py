@@ -371,8 +371,8 @@ CORPUS_METHODS = {
     "checklist-rules": "checklist alone, the rule reader's facts only",
     "checklist-alone": "checklist alone, with the learned condition reader (out of fold): the "
     "default",
-    "checklist-case-flow": "checklist alone, the learned case-flow and condition readers (out "
-    "of fold)",
+    "checklist-case-flow": "checklist alone, the learned case-flow reader where the rule reader "
+    "reads a covered flow, and the condition reader (out of fold)",
     "offline-fast": "offline-fast",
 }
 
