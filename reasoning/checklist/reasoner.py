@@ -334,6 +334,8 @@ class ChecklistReasoner:
         }
         if self.case_flow and self.conditions:  # (off, the digest stays what it was)
             payload["case_flow"] = "given" if callable(self.case_flow) else case_flow.digest()
+            # how it decides is part of what a logged verdict was reached by
+            payload["case_flow_decides"] = "where a covered flow is read, over the rule facts"
         from privacy_checklist.reasoning.evaluation.digests import kb_digest
 
         digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode())
