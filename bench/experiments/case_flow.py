@@ -116,8 +116,7 @@ def main() -> int:
     readings = {n.id: found for n, found in zip(narratives, flows, strict=True)}
 
     def label(flows: list[Any]) -> str:
-        case = combine([decide(catalogue, f, reasoner.rule) for f in flows])
-        return case.label if case is not None else "not_applicable"
+        return verdict_of(reasoner, flows)
 
     said: dict[str, dict[str, str]] = defaultdict(dict)
     parts_right: dict[str, list[bool]] = defaultdict(list)
@@ -208,6 +207,14 @@ def main() -> int:
     return 0
 
 
+def verdict_of(reasoner: Any, flows: list[Any]) -> str:
+    """The checklist's verdict on a list of flows (not covered when there is none)."""
+    from privacy_checklist.reasoning.checklist.decide import combine, decide
+
+    case = combine([decide(reasoner.catalogue, f, reasoner.rule) for f in flows])
+    return case.label if case is not None else "not_applicable"
+
+
 #: where a case-flow variant decides only when the rule reader reads a flow HIPAA covers
 GATED = ", where the rule reader reads a covered flow (else not covered)"
 
@@ -225,8 +232,7 @@ def shared_variants(
     catalogue, reader = reasoner.catalogue, reasoner.reader
 
     def label(found: list[Any]) -> str:
-        case = combine([decide(catalogue, f, reasoner.rule) for f in found])
-        return case.label if case is not None else "not_applicable"
+        return verdict_of(reasoner, found)
 
     def decided(facts: dict[str, Any]) -> str:
         return label([cfl.case_flow(read, facts, reader.ancestors, reader.cues.role_facts)])
