@@ -70,7 +70,7 @@ def _train_conditions(args: argparse.Namespace, kb: kbmod.KnowledgeBase) -> int:
     for name, skipped in corpus.skipped:
         print(f"{name}: line {skipped.line} skipped: {skipped.reason}", file=sys.stderr)
     where = Path(args.out) if args.out else data_path(HEAD_NAME).parent
-    bar = _progress(0)
+    bar = _progress(0, "fitting the condition reader", "batch")
 
     def tick(step: int, steps: int, loss: float) -> None:
         bar.total = steps
@@ -112,13 +112,11 @@ def _train_case_flow(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(total: int) -> Any:
+def _progress(total: int, desc: str = "reading the synthetic cases", unit: str = "case") -> Any:
     """The progress bar of a training run (on stderr, off when it is not a terminal)."""
     from tqdm import tqdm
 
-    return tqdm(
-        total=total, desc="reading the synthetic cases", unit="case", file=sys.stderr, disable=None
-    )
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=None)
 
 
 #: the writers' sets the checklist's learned layer is fitted on when none are given (paths from

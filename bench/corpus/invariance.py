@@ -11,7 +11,10 @@ the share whose verdict differs from the method's verdict on the narrative as wr
   parking, lunch; ``bench/corpus/neutral.txt``, written apart) added before the narrative,
   after its first sentence, or after it;
 - ``greeting``: a greeting before it; ``emoji``: an emoji after it;
-- ``rename``: the people the writer labelled by name renamed throughout.
+- ``rename``: the people the writer labelled by name renamed throughout (a party's words are
+  renamed only where they are a person's: a title (Dr., Mrs.) or a role only a person holds, and
+  spaCy reading them as a person's name; an organisation such as "Lakeshore Orthopedics" or a
+  pronoun such as "She" renamed to a person's name would change the case).
 
 What must matter: ``negated``, the writer's twin (the same narrative with the deciding fact
 the other way and the gold verdict with it): the share of twin pairs whose verdicts differ.
@@ -22,6 +25,7 @@ negated.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import re
@@ -48,7 +52,14 @@ NAMES = (
     ("Sofia", "Nakashima"),
     ("Ruben", "Achterberg"),
 )
-_NAME = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms)\.?\s+)?([A-Z][a-z]+)(?:\s+([A-Z][a-z'’-]+))?$")
+#: the writers' role terms only a person holds (a provider or a party of no HIPAA role may be an
+#: organisation: renamed only with a title)
+PERSONS = frozenset(
+    {"individual", "family member", "personal representative", "workforce", "inmate", "clergy"}
+)
+_NAME = re.compile(
+    r"^(?:(?P<title>Dr|Mr|Mrs|Ms)\.?\s+)?(?P<first>[A-Z][a-z]+)(?:\s+(?P<last>[A-Z][a-z'’-]+))?$"
+)
 
 
 def neutral_sentences(path: Path = NEUTRAL) -> list[str]:
@@ -56,22 +67,50 @@ def neutral_sentences(path: Path = NEUTRAL) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
+def people(text: str) -> set[str]:
+    """The words of the people spaCy names in ``text`` (its PERSON entities).
+
+    Raises:
+        SystemExit: spaCy's model is not installed (``make demo`` installs it).
+    """
+    from privacy_checklist.reasoning.text import MODEL
+
+    nlp = _pipeline()
+    if nlp is None:
+        raise SystemExit(f"the rename change needs spaCy's {MODEL} (make demo installs it)")
+    return {t.text for ent in nlp(text).ents if ent.label_ == "PERSON" for t in ent}
+
+
+@functools.lru_cache(maxsize=1)
+def _pipeline() -> Any:
+    from privacy_checklist.reasoning.text import load_pipeline
+
+    return load_pipeline()
+
+
 def renamed(narrative: Narrative, rng: random.Random) -> str | None:
     """The narrative with each labelled party that is a person's name renamed (None: none)."""
     text = narrative.text
+    named = people(text)
+    # a name of its own for each person, none already in the text
+    fresh = [n for n in rng.sample(NAMES, len(NAMES)) if n[0] not in text and n[1] not in text]
     done = False
     for flow in narrative.flows:
         for said in flow.parts.values():
             found = _NAME.match(said.words.strip())
             if found is None or said.words not in text:
                 continue
-            first, last = rng.choice(NAMES)
-            words = said.words.replace(found.group(1), first)
-            if found.group(2):
-                words = words.replace(found.group(2), last)
-                text = re.sub(rf"\b{re.escape(found.group(2))}\b", last, text)
+            first, last = found.group("first"), found.group("last")
+            person = found.group("title") or said.term in PERSONS
+            if not person or first not in named or (last and last not in named) or not fresh:
+                continue  # not a person's name (an organisation, a pronoun)
+            new_first, new_last = fresh.pop()
+            words = said.words.replace(first, new_first)
+            if last:
+                words = words.replace(last, new_last)
+                text = re.sub(rf"\b{re.escape(last)}\b", new_last, text)
             text = text.replace(said.words, words)
-            text = re.sub(rf"\b{re.escape(found.group(1))}\b", first, text)
+            text = re.sub(rf"\b{re.escape(first)}\b", new_first, text)
             done = True
     return text if done else None
 

@@ -60,3 +60,24 @@ def test_what_must_not_matter_does_not_move_the_verdict(narratives) -> None:
                 flipped.append((narrative.id, kind))
     assert checked >= 60
     assert len(flipped) <= ALLOWED * checked, flipped
+
+
+def _narrative(writer: str, nid: str):
+    corpus = read_corpus([REPO / "bench" / "data" / "corpus" / f"{writer}.jsonl"])
+    return next(n for n in corpus.narratives if n.id == nid)
+
+
+def test_rename_changes_people_only_each_to_a_name_of_their_own() -> None:
+    invariance = invariance_module()
+    narrative = _narrative("w31", "w31-003")
+    text = invariance.renamed(narrative, random.Random(1))
+    assert text is not None
+    # the hospice (an organisation, though spaCy's small model calls it a person) keeps its
+    # name; the patient, an individual, loses his
+    assert "Lakeside Hospice" in narrative.text and "Lakeside Hospice" in text
+    assert "Okafor" in narrative.text and "Okafor" not in text
+    # two people named in one narrative are not made one person
+    two = _narrative("w22", "w22-012")
+    renamed = invariance.renamed(two, random.Random(1))
+    assert renamed is not None
+    assert len({first for first, _ in invariance.NAMES if first in renamed}) >= 2
