@@ -736,8 +736,9 @@ def render(folder: Path = OUT) -> str:
         "records request, 10-25 sentences; a text-message thread between staff, 3-10 messages; "
         "a state trial court's brief order, 8-18 sentences, weighted to cases HIPAA does not "
         "cover; a patient advocate's intake note, 3-8 sentences), read once as they came by the "
-        "readers refitted on the 37 writers before them; no shipped model was fitted on them "
-        "(the case-flow row is the gated case flow, `case_flow=True`):",
+        "readers refitted on the 37 writers before them (a refit since taken back: it read a "
+        "plainly signed authorization as a missing one); no model was fitted on them (the "
+        "case-flow row is the gated case flow, `case_flow=True`):",
         "",
         *_first_rows(results, "corpus-first-reading-mixed"),
         "",
