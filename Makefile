@@ -131,7 +131,7 @@ results: setup
 # (and its out-of-fold readings of the corpus, which the layers are fitted on), the case-flow
 # reader (it reads the condition reader's sentence vectors), the offline
 # models, the checklist's layers; then every figure measured again
-CONDITIONS_OOF = .cache/condition-reader:e2-w4.0:3
+CONDITIONS_OOF = .cache/condition-reader:e2-w4.0-balanced:3
 train: setup
 	@$(BIN)/pcheck reasoner train --method conditions
 	@$(BIN)/pcheck reasoner train --method case-flow

@@ -56,7 +56,7 @@ REAL_DEV = "cases/goldcoin_real_dev_cases_hipaa_applicability.csv"
 #: the learned condition reader's out-of-fold readings of the corpus (``condition-reader``
 #: makes them): the corpus's figures read each writer's narratives with a reader fitted
 #: without that writer
-CONDITIONS_OOF = ".cache/condition-reader:e2-w4.0:3"
+CONDITIONS_OOF = ".cache/condition-reader:e2-w4.0-balanced:3"
 #: the case-flow reader out of fold: the writers in six groups, each read by regressions fitted
 #: on the other five
 CASE_FLOW_OOF = "oof:6"
@@ -119,6 +119,15 @@ SCRIPTS = {
         "bench/corpus/invariance.py",
         "--limit",
         "12",
+        "--json",
+        "{out}/out.json",
+    ],
+    "corpus-invariance-lwo": [
+        "bench/corpus/invariance.py",
+        "--limit",
+        "12",
+        "--conditions",
+        CONDITIONS_OOF,
         "--json",
         "{out}/out.json",
     ],
@@ -636,28 +645,46 @@ ANSWER_CORPUS = {
 
 def _invariance_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     found = results.get("corpus-invariance")
-    if found is None:
+    lwo = results.get("corpus-invariance-lwo")
+    if found is None and lwo is None:
         return ["Not measured yet (`python bench/results.py run --only invariance`)."]
-    out = found["output"]
+    main = lwo or found
+    assert main is not None
+    out = main["output"]
+    shipped = found["output"] if found else None
     alone = results.get("corpus-invariance-alone", {}).get("output")
+
+    def rate(of: dict[str, Any] | None, kind: str | None) -> Any:
+        if of is None:
+            return None
+        if kind is None:
+            return of["negated"]["changed_rate"]
+        return of["must_not_matter"].get(kind, {}).get("flip_rate")
+
     rows = []
     for kind, c in out["must_not_matter"].items():
-        other = alone["must_not_matter"][kind]["flip_rate"] if alone else None
-        cells = [f"{kind} (must not change)", c["n"], float(c["flip_rate"]), _or_dash(other)]
-        rows.append((cells, found["command"]))
-    negated = out["negated"]
-    other = alone["negated"]["changed_rate"] if alone else None
+        cells = [
+            f"{kind} (must not change)",
+            c["n"],
+            float(c["flip_rate"]),
+            *(_or_dash(rate(other, kind)) for other in (shipped, alone) if lwo),
+            *(() if lwo else (_or_dash(rate(alone, kind)),)),
+        ]
+        rows.append((cells, main["command"]))
     cells = [
         "the deciding fact negated (must change)",
-        negated["pairs"],
-        float(negated["changed_rate"] or 0),
-        _or_dash(other),
+        out["negated"]["pairs"],
+        float(out["negated"]["changed_rate"] or 0),
+        *(_or_dash(rate(other, None)) for other in (shipped, alone) if lwo),
+        *(() if lwo else (_or_dash(rate(alone, None)),)),
     ]
-    rows.append((cells, found["command"]))
+    rows.append((cells, main["command"]))
     columns = [
         "change",
         "n",
-        "verdicts changed",
+        "verdicts changed"
+        + (", each writer's conditions read by the reader fitted without it" if lwo else ""),
+        *(("with the shipped reader (fitted on these writers)",) if lwo else ()),
         "with the learned layer (`--method checklist-layer`)",
     ]
     return _table(columns, rows)
@@ -776,8 +803,10 @@ def render(folder: Path = OUT) -> str:
         *_layer_rows(results),
         "",
         "Invariance, the default method (the checklist without its learned layer) on the "
-        "first twelve narratives of each writer and their twins, and the checklist with the "
-        "layer beside it "
+        "first twelve narratives of each writer and their twins: leaving writers out (each "
+        "writer's texts, changed or not, read by the condition reader fitted without that "
+        "writer), then with the shipped reader (fitted on every writer: not a result), and "
+        "the checklist with the layer beside it "
         "(`bench/corpus/invariance.py`; the target is under 2% where nothing should change "
         "and over 90% where the deciding fact is negated):",
         "",

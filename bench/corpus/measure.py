@@ -88,6 +88,7 @@ def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
     from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
     from privacy_checklist.reasoning.learned import condition_fit as cf
     from privacy_checklist.reasoning.learned.case_flow_fit import corpus_flows
+    from privacy_checklist.reasoning.learned.condition_folds import fold_probabilities
     from privacy_checklist.reasoning.learned.conditions import shipped
 
     narratives = read_corpus(sorted(args.corpus.glob("*.jsonl"))).narratives
@@ -95,7 +96,7 @@ def fold_readings(args: argparse.Namespace) -> dict[str, Any]:
     assert reasoner.catalogue is not None and reasoner.reader is not None
     kinds = sorted(reasoner.catalogue.kinds)
     rows = cf.rows_of(narratives, kinds)
-    probs, covered = cf.fold_probabilities(args.cache, args.tag, args.folds, rows, len(kinds))
+    probs, covered = fold_probabilities(args.cache, args.tag, args.folds, rows, len(kinds))
     missing = [i for i in range(len(covered)) if not covered[i]]
     if missing:
         reader = shipped()

@@ -2,7 +2,7 @@
 (:mod:`privacy_checklist.reasoning.learned.case_flow`) deciding each narrative's flow with the
 checklist, leave-writer-out.
 
-    python bench/experiments/case_flow.py --cache .cache/condition-reader --tag e2-w4.0
+    python bench/experiments/case_flow.py --cache .cache/condition-reader --tag e2-w4.0-balanced
 
 Every narrative's features are its sentences' vectors from the shipped condition reader's
 encoder and the roles the rule reader read of its flows; the three regressions (sender role,
@@ -95,7 +95,7 @@ def main() -> int:
         corpus_flows,
         out_of_fold,
     )
-    from privacy_checklist.reasoning.learned.condition_fit import out_of_fold as condition_oof
+    from privacy_checklist.reasoning.learned.condition_folds import out_of_fold as condition_oof
     from privacy_checklist.reasoning.learned.conditions import merge
     from privacy_checklist.reasoning.reading.types import Fact
 

@@ -12,7 +12,8 @@ probabilities of ``condition-reader``):
    raises accuracy on the other writers: the choice is made leave-writer-out (for each writer,
    chosen on the rest, measured on it), and the kinds chosen on all writers are listed.
 
-    python bench/experiments/condition_kinds.py --cache .cache/condition-reader --tag e2-w4.0
+    python bench/experiments/condition_kinds.py --cache .cache/condition-reader \
+        --tag e2-w4.0-balanced
 
 Figures: accuracy, macro-F1 and prohibit F1 (all, short, long), twins told apart.
 """

@@ -2,7 +2,7 @@
 writers left out.
 
     python bench/experiments/condition_reader.py [--folds 3] [--epochs 2] [--freeze]
-        [--cache DIR] [--json OUT]
+        [--seed N] [--cache DIR] [--json OUT]
 
 The corpus's writers are split into ``--folds`` groups; for each group the reader
 (:mod:`privacy_checklist.reasoning.learned.condition_fit`) is fitted on the other groups'
@@ -49,7 +49,7 @@ def conditions_option(how: str, narratives: Any, kb: Any) -> Any:
     if how in ("shipped", "none"):
         return how == "shipped"
     from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
-    from privacy_checklist.reasoning.learned.condition_fit import out_of_fold
+    from privacy_checklist.reasoning.learned.condition_folds import out_of_fold
 
     try:
         cache, tag, folds = how.rsplit(":", 2)
@@ -71,6 +71,11 @@ def main() -> int:
     parser.add_argument("--freeze", action="store_true")
     parser.add_argument("--stated-weight", type=float, default=4.0)
     parser.add_argument(
+        "--seed",
+        type=int,
+        help="the fitting's seed (default the reader's own; another seed keeps other fold files)",
+    )
+    parser.add_argument(
         "--cache",
         type=Path,
         default=REPO / ".cache" / "condition-reader",
@@ -87,6 +92,7 @@ def main() -> int:
     from privacy_checklist.kg.embeddings import model_env
     from privacy_checklist.reasoning.checklist.reasoner import catalogue_of
     from privacy_checklist.reasoning.learned import condition_fit as cf
+    from privacy_checklist.reasoning.learned import condition_folds
 
     source = Path(str(minilm.__file__)).resolve().parent / "model"
     corpus = read_corpus(sorted(args.corpus.glob("*.jsonl")))
@@ -100,7 +106,9 @@ def main() -> int:
     writers = np.array(rows.writers)
     probs = np.zeros((len(rows.sentences), len(kinds), 3), dtype=np.float32)
     args.cache.mkdir(parents=True, exist_ok=True)
-    tag = f"e{args.epochs}-w{args.stated_weight}{'-frozen' if args.freeze else ''}"
+    tag = f"e{args.epochs}-w{args.stated_weight}{'-frozen' if args.freeze else ''}-{cf.RECIPE}" + (
+        f"-s{args.seed}" if args.seed is not None else ""
+    )
     folds = GroupKFold(n_splits=args.folds).split(writers, groups=writers)
     for number, (train, test) in enumerate(folds):
         cached = args.cache / f"{tag}-fold{number}-of{args.folds}.npz"
@@ -135,9 +143,13 @@ def main() -> int:
                 freeze=args.freeze,
                 stated_weight=args.stated_weight,
                 progress=tick,
+                **({} if args.seed is None else {"seed": args.seed}),
             )
             bar.close()
             out = cf.predict(fitted, [rows.sentences[i] for i in test])
+            # the fold's model too: what reads changed texts of the writers it left out
+            # (bench/corpus/invariance.py --conditions)
+            condition_folds.save_fold(fitted, cached.with_suffix(".pt"), sorted(set(writers[test])))
         print(f"fold {number}: {time.time() - start:.0f} s", file=sys.stderr)
         tmp = cached.with_suffix(".tmp.npz")
         np.savez_compressed(

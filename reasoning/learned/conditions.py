@@ -22,7 +22,9 @@ one line when either no longer fits.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -37,6 +39,9 @@ from privacy_checklist.reasoning.text import data_path, sentence_spans
 
 GRAPH_NAME = "condition-reader.int8.onnx"
 HEAD_NAME = "condition_reader.npz"
+#: the acceptance check's sentences (written for it, never fitted on): a reader that reads any
+#: of them the wrong way is not written (:func:`probe_failures`)
+PROBES_NAME = "condition_probes.json"
 #: a kind is stated when its likeliest sentence is at least this likely to state it
 THRESHOLD = 0.5
 #: the learned fact replaces the rule reader's different one when it is at least this sure
@@ -192,13 +197,84 @@ def merge(
 
 
 @lru_cache(maxsize=1)
+def _load() -> ConditionReader:
+    return ConditionReader()
+
+
+#: the thread loading the shipped reader ahead of its first use (:func:`preload`)
+_preloading: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Start loading the shipped reader in the background (the checklist does, while its rule
+    reader loads spaCy: most of the ONNX session's start runs outside the interpreter's lock).
+    A load that fails here fails again, with its one-line error, where :func:`shipped` is
+    called."""
+    global _preloading
+    if _preloading is not None:
+        return
+
+    def load() -> None:
+        with contextlib.suppress(ConditionModelError, OSError, ValueError):
+            _load()
+
+    _preloading = threading.Thread(target=load, name="condition-reader", daemon=True)
+    _preloading.start()
+
+
 def shipped() -> ConditionReader:
-    """The shipped reader, loaded once a process.
+    """The shipped reader, loaded once a process (waiting for :func:`preload`'s load).
 
     Raises:
         ConditionModelError: it is missing or does not fit.
     """
-    return ConditionReader()
+    if _preloading is not None:
+        _preloading.join()
+    return _load()
+
+
+def forget() -> None:
+    """Forget the loaded reader: the next :func:`shipped` loads the files again."""
+    global _preloading
+    if _preloading is not None:
+        _preloading.join()
+    _preloading = None
+    _load.cache_clear()
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One sentence of the acceptance check and the value it states for one kind (None: not
+    stated)."""
+
+    text: str
+    kind: str
+    value: bool | None
+
+
+def probes(path: Path | None = None) -> list[Probe]:
+    """The acceptance check's probes (``reasoning/data/condition_probes.json``)."""
+    data = json.loads((path or data_path(PROBES_NAME)).read_text(encoding="utf-8"))
+    return [Probe(p["text"], p["kind"], p["value"]) for p in data["probes"]]
+
+
+def probe_failures(reader: ConditionReader, checks: Sequence[Probe] | None = None) -> list[str]:
+    """The probes ``reader`` reads the wrong way, each as one line (empty: it passes). A
+    reader that reads a plainly signed authorization as a missing one gives the confident
+    wrong answer the checklist must not give, whatever its figures elsewhere."""
+    failed = []
+    for probe in probes() if checks is None else checks:
+        if probe.kind not in reader.kinds:
+            failed.append(f"{probe.kind}: not a kind the reader reads")
+            continue
+        read = reader.read(probe.text)[probe.kind]
+        if read.value is not probe.value:
+            said = "not stated" if read.value is None else str(read.value).lower()
+            wanted = "not stated" if probe.value is None else str(probe.value).lower()
+            failed.append(
+                f"{probe.kind} read {said} ({read.confidence:.2f}), not {wanted}: {probe.text!r}"
+            )
+    return failed
 
 
 def digest() -> str:

@@ -4,6 +4,7 @@ taken beside the rule reader's facts without replacing what the roles decide."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -26,55 +27,56 @@ def reader() -> ConditionReader:
     return shipped()
 
 
-# written for this test (not in the corpus): each states one condition one way
-STATED = [
-    (
-        "The hospital mailed her lab results to her employer. She had signed a written "
-        "authorization allowing exactly that release.",
-        "authorization",
-        True,
-    ),
-    (
-        "The hospital mailed her lab results to her employer. Nobody ever asked her to sign "
-        "an authorization, and she never gave one.",
-        "authorization",
-        False,
-    ),
-    (
-        "A detective phoned the clinic asking about a patient. The clinic gave him the "
-        "records after he showed a court order signed by a judge.",
-        "court_order",
-        True,
-    ),
-    (
-        "Records showing the patient's HIV status were mailed to a drug company so it could "
-        "advertise its new medicine to him, and the clinic was paid for the list.",
-        "sale_of_phi",
-        True,
-    ),
-]
+# the acceptance check's probes (written for it, not in the corpus): each states one condition
+# one way, or none
+PROBES = conditions.probes()
+STATED = [p for p in PROBES if p.value is not None]
 
 
-@pytest.mark.parametrize(("text", "kind", "value"), STATED)
+@pytest.mark.parametrize("probe", STATED, ids=lambda p: f"{p.kind}-{p.value}")
 def test_reads_a_stated_condition_and_its_sentence(
-    reader: ConditionReader, text: str, kind: str, value: bool
+    reader: ConditionReader, probe: conditions.Probe
 ) -> None:
-    read = reader.read(text)[kind]
-    assert read.value is value
+    read = reader.read(probe.text)[probe.kind]
+    assert read.value is probe.value
     # the sentence that says it is the evidence
-    assert read.evidence in text and read.evidence == text[read.start : read.end]
+    assert read.evidence in probe.text and read.evidence == probe.text[read.start : read.end]
 
 
 def test_the_negated_fact_reads_the_other_way(reader: ConditionReader) -> None:
-    said = reader.read(STATED[0][0])["authorization"]
-    denied = reader.read(STATED[1][0])["authorization"]
-    assert said.value is True and denied.value is False
+    given, denied = (p for p in STATED if p.kind == "authorization")
+    assert given.value is True and denied.value is False
+    assert reader.read(given.text)["authorization"].value is True
+    assert reader.read(denied.text)["authorization"].value is False
 
 
 def test_a_condition_not_mentioned_is_not_stated(reader: ConditionReader) -> None:
-    read = reader.read("The nurse faxed the discharge summary to the patient's new doctor.")
-    assert read["court_order"].value is None
-    assert read["psychotherapy_notes"].value is None
+    unstated = [p for p in PROBES if p.value is None]
+    assert unstated
+    for probe in unstated:
+        assert reader.read(probe.text)[probe.kind].value is None
+
+
+def test_the_shipped_reader_passes_its_acceptance_check(reader: ConditionReader) -> None:
+    assert conditions.probe_failures(reader) == []
+
+
+def test_the_acceptance_check_catches_a_reader_that_reads_true_as_false(tmp_path) -> None:
+    """A layer with authorization's true and false swapped reads a signed authorization as a
+    missing one: the check names it (the trainer refuses to write such a reader)."""
+    head = tmp_path / conditions.HEAD_NAME
+    with np.load(data_path(conditions.HEAD_NAME), allow_pickle=False) as saved:
+        weights, bias, meta = saved["weights"].copy(), saved["bias"].copy(), saved["meta"]
+    kinds = json.loads(str(meta))["kinds"]
+    at = kinds.index("authorization") * 3
+    weights[:, [at + 1, at + 2]] = weights[:, [at + 2, at + 1]]
+    bias[[at + 1, at + 2]] = bias[[at + 2, at + 1]]
+    np.savez(head, weights=weights, bias=bias, meta=meta)
+    swapped = ConditionReader(data_path(conditions.GRAPH_NAME), head)
+    failures = conditions.probe_failures(swapped)
+    assert len(failures) == 2
+    assert all(f.startswith("authorization read ") for f in failures)
+    assert "read false" in failures[0] and "not true" in failures[0]
 
 
 def test_reads_of_takes_the_likeliest_sentence_and_the_threshold() -> None:
@@ -184,14 +186,56 @@ def test_pcheck_check_without_the_model_is_one_line(monkeypatch, capsys) -> None
     from privacy_checklist.app.cli import main
 
     monkeypatch.setattr(conditions, "HEAD_NAME", "no_such_reader.npz")
-    shipped.cache_clear()
+    conditions.forget()
     try:
         code = main(["check", "Dr. Lee emailed the patient's records to a reporter."])
     finally:
-        shipped.cache_clear()
+        conditions.forget()
     err = capsys.readouterr().err.strip()
     assert code == 1
     assert err.splitlines() == [
         "pcheck check: no_such_reader.npz: the learned condition reader is missing; train it "
         "with pcheck reasoner train --method conditions"
     ]
+
+
+def test_training_batches_take_every_sentence_once_and_group_like_lengths() -> None:
+    import random
+
+    from privacy_checklist.reasoning.learned.condition_fit import BUCKET, batches
+
+    rng = random.Random(3)
+    lengths = [rng.choice([8, 12, 20, 60, 120]) + rng.randrange(4) for _ in range(3 * 32 * BUCKET)]
+    plan = batches(lengths, 32, random.Random(5))
+    assert sorted(i for b in plan for i in b) == list(range(len(lengths)))
+    assert all(len(b) == 32 for b in plan)
+    # a batch pads to its longest sentence: like lengths together pad far less than at random
+    padded = sum(len(b) * max(lengths[i] for i in b) for b in plan)
+    shuffled = list(range(len(lengths)))
+    random.Random(5).shuffle(shuffled)
+    at_random = sum(
+        32 * max(lengths[i] for i in shuffled[a : a + 32]) for a in range(0, len(shuffled), 32)
+    )
+    assert padded < 0.6 * at_random
+    # and the batches come in no length order, nor twice the same
+    firsts = [lengths[b[0]] for b in plan]
+    assert firsts != sorted(firsts)
+    assert plan != batches(lengths, 32, random.Random(6))
+
+
+def test_pair_weights_balance_a_kind_and_drop_a_restatement() -> None:
+    from privacy_checklist.reasoning.learned.condition_fit import Rows, pair_weights
+
+    # kind 0 stated false in three narratives and true in one; kind 1 never stated
+    labels = np.array(
+        [[2, 0], [0, 0], [2, 0], [2, 0], [1, 0], [0, 0]],
+        dtype=np.int64,
+    )
+    narratives = ["a", "a", "b", "c", "d", "e"]
+    rows = Rows([f"s{i}" for i in range(6)], labels, ["w"] * 6, narratives)
+    w = pair_weights(rows, stated_weight=4.0)
+    assert w[4, 0] == pytest.approx(4.0 * np.sqrt(4 / 2))  # the rare true weighs more
+    assert w[0, 0] == pytest.approx(4.0 * np.sqrt(4 / 6))  # the common false less
+    # "a" states kind 0 in its first sentence: its second is not taken as not stating it
+    assert w[1, 0] == 0.0
+    assert w[1, 1] == 1.0 and w[5, 0] == 1.0  # not stated anywhere in its narrative
