@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+import urllib.error
 import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Iterator
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
@@ -94,9 +96,6 @@ def read_source(source: str, timeout: float = 30.0) -> bytes:
             larger than 50 MB.
     """
     if re.match(r"^https?://", source, re.I):
-        import urllib.error  # with http.client: only where a page is fetched
-        import urllib.request
-
         request = urllib.request.Request(
             source, headers={"User-Agent": "privacy-checklist/0.1 (+ingest)", "Accept": "text/html"}
         )
