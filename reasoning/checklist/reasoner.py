@@ -100,8 +100,6 @@ class ChecklistReasoner:
     _blend: Blend | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.conditions is True:
-            conditions.preload()  # while the rule reader loads spaCy
         if self.reader is None:
             from privacy_checklist.reasoning.reading.facts import FactReader
 

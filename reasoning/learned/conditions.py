@@ -22,9 +22,7 @@ one line when either no longer fits.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -201,44 +199,17 @@ def _load() -> ConditionReader:
     return ConditionReader()
 
 
-#: the thread loading the shipped reader ahead of its first use (:func:`preload`)
-_preloading: threading.Thread | None = None
-
-
-def preload() -> None:
-    """Start loading the shipped reader in the background (the checklist does, while its rule
-    reader loads spaCy: most of the ONNX session's start runs outside the interpreter's lock).
-    A load that fails here fails again, with its one-line error, where :func:`shipped` is
-    called."""
-    global _preloading
-    if _preloading is not None:
-        return
-
-    def load() -> None:
-        with contextlib.suppress(ConditionModelError, OSError, ValueError):
-            _load()
-
-    _preloading = threading.Thread(target=load, name="condition-reader", daemon=True)
-    _preloading.start()
-
-
 def shipped() -> ConditionReader:
-    """The shipped reader, loaded once a process (waiting for :func:`preload`'s load).
+    """The shipped reader, loaded once a process.
 
     Raises:
         ConditionModelError: it is missing or does not fit.
     """
-    if _preloading is not None:
-        _preloading.join()
     return _load()
 
 
 def forget() -> None:
     """Forget the loaded reader: the next :func:`shipped` loads the files again."""
-    global _preloading
-    if _preloading is not None:
-        _preloading.join()
-    _preloading = None
     _load.cache_clear()
 
 
