@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+import types
 from collections.abc import Sequence
 from functools import cache
 from importlib import import_module, resources
@@ -91,7 +92,9 @@ def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None
     transformers, which would then believe torch missing for the rest of the process (and the
     embedding model and the local LLM need it). What transformers and Presidio imported while
     torch was kept out is forgotten again, so that their next import sees torch, and
-    transformers' advice that torch is missing is silenced meanwhile.
+    transformers' advice that torch is missing is silenced meanwhile. And spaCy's first import
+    brings its command line (a web client, templates, typer: a fifth of a second) only to bind
+    ``spacy.info``; :func:`_import_spacy` leaves it to be imported where it is used.
     """
     blocked = [name for name in ("torch", "cupy") if name not in sys.modules]
     before = set(sys.modules)
@@ -101,6 +104,7 @@ def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None
     os.environ["TRANSFORMERS_VERBOSITY"] = "error"
     registries: list[Any] = []
     try:
+        _import_spacy()
         from spacy.util import registry
 
         # the model's components are spaCy's own: the factories other packages register
@@ -129,6 +133,34 @@ def load_pipeline(model: str = MODEL, exclude: Sequence[str] = ()) -> Any | None
             os.environ.pop("TRANSFORMERS_VERBOSITY", None)
         else:
             os.environ["TRANSFORMERS_VERBOSITY"] = verbosity
+
+
+def _import_spacy() -> None:
+    """Import spaCy without its command line: ``spacy/__init__`` binds ``spacy.info`` from
+    ``spacy.cli.info``, which imports every command (and httpx, requests, jinja2, typer). While
+    spaCy is imported, ``spacy.cli.info`` is a stand-in whose ``info`` imports the real one when
+    called; the stand-ins are then forgotten, so ``import spacy.cli`` later imports the real
+    package."""
+    if "spacy" in sys.modules:
+        return
+    stubs = {name: types.ModuleType(name) for name in ("spacy.cli", "spacy.cli.info")}
+    stubs["spacy.cli"].__path__ = []  # a package, so that its submodule is looked up
+
+    def info(*args: Any, **kwargs: Any) -> Any:
+        return import_module("spacy.cli.info").info(*args, **kwargs)
+
+    stubs["spacy.cli.info"].info = info  # type: ignore[attr-defined]
+    sys.modules.update(stubs)
+    try:
+        import spacy
+    except ImportError:
+        return
+    finally:
+        for name, stub in stubs.items():
+            if sys.modules.get(name) is stub:
+                del sys.modules[name]
+    if getattr(spacy, "cli", None) is stubs["spacy.cli"]:
+        del spacy.cli
 
 
 #: packages that decide once, when imported, whether torch is there (forgotten after a load

@@ -374,19 +374,23 @@ def test_without_spacy(kb: kbmod.KnowledgeBase, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_no_torch() -> None:
-    """Loading the parser and reading never imports torch (it is kept out of spaCy's load)."""
+    """Loading the parser and reading imports neither torch (kept out of spaCy's load) nor
+    spaCy's command line (its web client and templates); both still import when asked for."""
     code = (
         "import sys\n"
         "from privacy_checklist.kg import kb\n"
         "from privacy_checklist.reasoning.reading.facts import FactReader\n"
         "r = FactReader(kb.load())\n"
         "r.read('Dr. Lee emailed the records to a reporter.')\n"
-        "print('torch' in sys.modules, r.parser)\n"
+        "print('torch' in sys.modules, 'spacy.cli' in sys.modules, 'httpx' in sys.modules)\n"
+        "import spacy, spacy.cli\n"
+        "print(callable(spacy.cli.download), spacy.info()['spacy_version'] == spacy.__version__,"
+        " r.parser is not None)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.split()[0] == "False", out
+    assert out.split() == ["False"] * 3 + ["True"] * 3, out
 
 
 def test_a_question_is_read_as_the_flow_it_asks_about(reader: FactReader) -> None:
