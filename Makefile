@@ -130,7 +130,8 @@ results: setup
 # every learned model that ships, in the order each needs the one before: the condition reader
 # (and its out-of-fold readings of the corpus, which the layers are fitted on), the case-flow
 # reader (it reads the condition reader's sentence vectors), the offline
-# models, the checklist's layers; then every figure measured again
+# models, the checklist's layers, the guard's identifier tagger (and the word lists it reads);
+# then every figure measured again
 CONDITIONS_OOF = .cache/condition-reader:e2-w4.0-balanced:3
 train: setup
 	@$(BIN)/pcheck reasoner train --method conditions
@@ -140,6 +141,8 @@ train: setup
 	@$(BIN)/pcheck reasoner train --fast
 	@$(BIN)/pcheck reasoner train --method checklist --conditions $(CONDITIONS_OOF)
 	@$(BIN)/pcheck reasoner train --method checklist --fast --conditions $(CONDITIONS_OOF)
+	@$(BIN)/python -m privacy_checklist.reasoning.guard.lexicon
+	@$(BIN)/python -m privacy_checklist.reasoning.guard.tagger_fit bench/data/guard_text
 	@$(MAKE) --no-print-directory results
 
 clean:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,6 +86,17 @@ def write_json(path: Path | None, data: object) -> None:
     tmp.replace(path)
 
 
+def writer_sets(parser: Any, corpus: Path, writers: str | None = None) -> list[Path]:
+    """The writers' sets of a corpus folder (``WRITER.jsonl``), only ``writers`` (comma-
+    separated) when given; a parser error when there are none."""
+    files = sorted(corpus.glob("*.jsonl"))
+    if writers:
+        files = [f for f in files if f.stem in set(writers.split(","))]
+    if not files:
+        parser.error(f"{corpus}: no writers' sets (WRITER.jsonl)")
+    return files
+
+
 def collect_sets(
     doc: str, file_name: str, target: Path, take: Callable[[str, Path], tuple[list[str], list[str]]]
 ) -> int:
@@ -112,6 +124,27 @@ def collect_sets(
         for reason in skipped:
             print(f"  {reason}", file=sys.stderr)
     return 0
+
+
+def collect_json(doc: str, file_name: str, target: Path, check: Callable[[object], dict]) -> int:
+    """:func:`collect_sets` for writers' JSON lines, each checked by ``check`` (the command
+    that takes a corpus's finished sets)."""
+    return collect_sets(
+        doc.split("\n\n")[0], file_name, target, lambda writer, path: json_rows(writer, path, check)
+    )
+
+
+def span_start(text: str, words: object, nth: object) -> int:
+    """Where a labelled span starts: the ``nth`` occurrence (from 1) of ``words`` in ``text``
+    (a ValueError says why it cannot be placed)."""
+    if not isinstance(words, str) or not words.strip() or not isinstance(nth, int) or nth < 1:
+        raise ValueError(f"span {words!r}: needs its text and an occurrence from 1")
+    start = -1
+    for _ in range(nth):
+        start = text.find(words, start + 1)
+        if start < 0:
+            raise ValueError(f"span {words!r}: not in the text {nth} time(s)")
+    return start
 
 
 def json_rows(

@@ -141,6 +141,9 @@ SCRIPTS = {
         "{out}/out.json",
     ],
     "guard-corpus": ["bench/guard_corpus/measure.py", "--json", "{out}/out.json"],
+    "guard-text": ["bench/guard_text/measure.py", "--json", "{out}/out.json"],
+    "guard-text-tagger": ["bench/guard_text/tagger_lwo.py", "--json", "{out}/out.json"],
+    "guard-speed": ["bench/guard.py", "--notes", "--repeat", "1", "--json", "{out}/out.json"],
     "answer-corpus": ["bench/answer_corpus/measure.py", "--json", "{out}/out.json"],
     **{
         name: [
@@ -174,6 +177,8 @@ FROZEN = (
     "corpus-first-reading-court-na",
     "corpus-first-reading-mixed",
     "eval-case-flow-real-dev",
+    "guard-corpus-first-reading",
+    "guard-text-first-reading",
 )
 #: the learned layers' model files, whose cross-validated figures the page shows as they are
 MODELS = {
@@ -627,6 +632,18 @@ def _writers_table(found: dict[str, Any] | None, name: str, columns: dict[str, s
     return _table(["writer", "n", *columns.values()], rows)
 
 
+def _writers_table_plain(found: dict[str, Any] | None, name: str) -> list[str]:
+    """The tagger's span recall, left and precision, a writer a row."""
+    if found is None:
+        return [f"Not measured yet (`python bench/results.py run --only {name}`)."]
+    rows = [
+        ([w, f["items"], f["identifiers"], _f(f["recall"]), _f(f["left"]), _f(f["precision"])],
+         _command(found))
+        for w, f in found["output"]["writers"].items()
+    ]  # fmt: skip
+    return _table(["writer", "n", "identifiers", "found", "left", "precision"], rows)
+
+
 #: the guard's figures on the drafts corpus, as its table shows them
 GUARD_CORPUS = {
     "leak_rate": "unneeded identifiers left",
@@ -635,6 +652,61 @@ GUARD_CORPUS = {
     "sensitive_removed": "unneeded sensitive removed",
     "verdict_agreement": "verdicts",
 }
+#: the guard's figures on clinical text pasted or typed into a chatbot, as its table shows them
+GUARD_TEXT = {
+    "found": "identifiers found",
+    "left": "left",
+    "precision": "removed that were identifiers",
+    "left_names": "names left",
+    "left_numbers": "dates, numbers left",
+    "left_places": "places left",
+    "clean_untouched": "no-PHI untouched",
+    "per_second": "a second",
+}
+
+
+def _guard_text_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Each clinical-text writer: its first reading, then the guard now with the identifier
+    tagger fitted without that writer; then the notes and the questions pooled."""
+    now, first = results.get("guard-text"), results.get("guard-text-first-reading")
+    if now is None:
+        return ["Not measured yet (`python bench/results.py run --only guard-text`)."]
+    rows = []
+    for writer, figures in now["output"]["writers"].items():
+        was = (first or {}).get("output", {}).get("writers", {}).get(writer)
+        if was is not None:
+            shown = [_f(was.get(k)) for k in GUARD_TEXT]
+            rows.append(([writer, "first reading", was["items"], *shown], _command(first)))
+        shown = [_f(figures.get(k)) for k in GUARD_TEXT]
+        rows.append(([writer, "tagger without it", figures["items"], *shown], _command(now)))
+    for kind in ("note", "question"):
+        if (pooled := now["output"].get(kind)) is not None:
+            shown = [_f(pooled.get(k)) for k in GUARD_TEXT]
+            rows.append(
+                (
+                    [f"all {kind}s", "tagger without the writer", pooled["items"], *shown],
+                    _command(now),
+                )
+            )
+    rows = _table(["writer", "guard", "n", *GUARD_TEXT.values()], rows)
+    speed = results.get("guard-speed")
+    if speed is None:
+        return [
+            *rows,
+            "",
+            "Speed: not measured yet (`python bench/results.py run --only guard-speed`).",
+        ]
+    s = speed["output"]
+    return [
+        *rows,
+        "",
+        f"Speed once loaded (`{speed['command']}`): {s['notes_per_second']} notes a second "
+        f"({s['notes']} notes of {s['note_chars']} characters on average; target 20), "
+        f"{s['one_at_a_time']} of the development drafts a second one at a time, "
+        f"{s['batch']} in a batch (target 50); peak memory {s['peak_mb']} MB.",
+    ]
+
+
 #: the answer reader's figures on the answers corpus
 ANSWER_CORPUS = {
     "agreement": "committed read right",
@@ -819,10 +891,32 @@ def render(folder: Path = OUT) -> str:
         "The drafts corpus (issue 28): drafts by independent writers, each a sender with its "
         "own voice and its share of the purposes the law names, every span of PHI labelled "
         "identifier or health and needed or not for the purpose (`bench/data/guard_corpus/`, "
-        "`bench/guard_corpus/make_briefs.py`). The guard was not changed on them: each "
-        "writer's row is its first reading.",
+        "`bench/guard_corpus/make_briefs.py`). Each writer's first reading, before the "
+        "identifier tagger:",
+        "",
+        *_writers_table(
+            results.get("guard-corpus-first-reading"), "guard-corpus-first-reading", GUARD_CORPUS
+        ),
+        "",
+        "The same with the identifier tagger, which was fitted on the clinical-text writers "
+        "below, none of them a drafts writer:",
         "",
         *_writers_table(results.get("guard-corpus"), "guard-corpus", GUARD_CORPUS),
+        "",
+        "Clinical text into a chatbot (issue 28): notes (`n` writers: ICU nursing notes in "
+        "capitals and shorthand, hospitalists' notes, emergency and social work notes, clinic "
+        "notes) and questions (`q` writers: patients, clinicians, office staff, the public), "
+        "every identifier labelled (`bench/data/guard_text/`, `bench/guard_text/make_briefs.py`). "
+        "The guard is told only that the text goes to an AI chatbot. Targets: notes found at "
+        "least 0.97, left at most 2%, at least 0.85 of what is removed an identifier; questions "
+        "names, dates and numbers left at most 1%, places at most 5%, no-PHI questions "
+        "untouched at least 95%; 20 notes a second.",
+        "",
+        *_guard_text_rows(results),
+        "",
+        "The identifier tagger alone, each writer read by the tagger fitted on the others:",
+        "",
+        *_writers_table_plain(results.get("guard-text-tagger"), "guard-text-tagger"),
         "",
         "## Reading what models answer (`pcheck answers`)",
         "",

