@@ -24,13 +24,14 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.ontologies import path as ontology_path
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
+from privacy_checklist.reasoning.guard.tagger import Tagged
 from privacy_checklist.reasoning.guard.tagger import shipped as shipped_tagger
 from privacy_checklist.reasoning.text import MODEL, load_pipeline
 
@@ -172,7 +173,12 @@ class PhiReader:
         if self.presidio:
             self._analyzer = presidio_analyzer(self.nlp, required=self.presidio is True)
         self._patterns = [
-            (p["type"], re.compile(p["regex"]), re.compile(p.get("keep_from", "^")))
+            (
+                p["type"],
+                re.compile(p["regex"]),
+                re.compile(p.get("keep_from", "^")),
+                re.compile(p["confirm_unless"]) if "confirm_unless" in p else None,
+            )
             for p in data["patterns"]
         ]
         self._not_patterns = {p["regex"]: frozenset(p.get("not", [])) for p in data["patterns"]}
@@ -229,12 +235,29 @@ class PhiReader:
     # identifiers ------------------------------------------------------------
 
     def _identifiers(self, text: str, doc: Any) -> Iterator[PhiSpan]:
-        for kind, pattern, keep_from in self._patterns:
+        """The patterns' identifiers, the numbers typed by their context, and the tagger's. A
+        pattern whose form clinical shorthand shares ("RR 16" breaths; ``confirm_unless`` in
+        ``ontologies/phi.json``, unless its text matches that pattern: "PO Box") and a long
+        number no word types ("90-110", a range) stand only where the tagger too reads an
+        identifier. Month/day dates stand alone: asking the tagger too kept "4/10" pain scores
+        but left more dates (notes leaving writers out: 10.5% of identifiers left, not 9.7%)."""
+        tagged = self.tagger.tag(text)
+
+        def confirmed(start: int, end: int) -> bool:
+            return any(t.start < end and start < t.end for t in tagged)
+
+        for kind, pattern, keep_from, unless in self._patterns:
             for found in pattern.finditer(text):
                 if kind == "DATE" and not _date_like(found.group()):
                     continue
                 if found.group() in self._not_patterns.get(pattern.pattern, ()):
                     continue  # "U.S.", "M.D.": initials that name no one
+                if (
+                    unless is not None
+                    and not unless.search(found.group())
+                    and not confirmed(found.start(), found.end())
+                ):
+                    continue
                 typed = kind
                 if kind in ("SSN", "PHONE"):
                     typed = self._context_type(text, found.start()) or kind
@@ -244,15 +267,24 @@ class PhiReader:
                 yield PhiSpan(
                     start, found.end(), text[start : found.end()], "identifier", typed, "pattern"
                 )
-        yield from self._codes(text)
-        yield from self._tagged(text)
+        yield from self._codes(text, confirmed)
+        yield from self._tagged(text, tagged)
 
-    def _tagged(self, text: str) -> Iterator[PhiSpan]:
+    def _tagged(self, text: str, tagged: Sequence[Tagged]) -> Iterator[PhiSpan]:
         """The identifiers the learned tagger reads, typed for the guard: a number by the words
         before it; a name after a kin word a relative's ("her daughter Ana"; not "my mom
-        Ana", the writer's own); a name a line greets the addressee ("Dear Ms. Castellano,")."""
+        Ana", the writer's own); a name a line greets the addressee ("Dear Ms. Castellano,"),
+        a name even where the tagger read none ("Hi Sam —"; not "Hi Team,")."""
         greeted = [m.span("name") for m in self._greeting.finditer(text)]
-        for found in self.tagger.tag(text):
+        for a, b in greeted:
+            words = re.sub(rf"^{self._honorific}\.?\s+", "", text[a:b]).split()
+            if (
+                words
+                and words[0] not in self._not_names
+                and not any(t.start < b and a < t.end for t in tagged)
+            ):
+                yield PhiSpan(a, b, text[a:b], "identifier", "NAME", "names", addressee=True)
+        for found in tagged:
             kind = found.guard_type
             if kind is None:
                 continue
@@ -287,7 +319,7 @@ class PhiReader:
         nearest context word, matched as a word ("sn:" is not read in "SSN:")."""
         return _nearest_context(text[:at])[0]
 
-    def _codes(self, text: str) -> Iterator[PhiSpan]:
+    def _codes(self, text: str, confirmed: Callable[[int, int], bool]) -> Iterator[PhiSpan]:
         """Identifying numbers and codes, typed by the words just before them; diagnosis and
         procedure codes are health information."""
         codes = phi_data()["codes"]
@@ -310,9 +342,9 @@ class PhiReader:
                 continue
             if re.fullmatch(r"(?:19|20)\d\d", token) or re.fullmatch(r"[A-Z]+", token):
                 continue
-            if not kind:
+            if not kind:  # a long number no word types: an identifier if the tagger reads one
                 digits = sum(c.isdigit() for c in token)
-                if digits < 5:
+                if digits < 5 or not confirmed(found.start(), found.end()):
                     continue
                 kind = "OTHER_ID"
             yield PhiSpan(found.start(), found.end(), token, "identifier", kind, "context")

@@ -17,7 +17,8 @@ from privacy_checklist.reasoning.guard.tagger_fit import Maker, fit, varied
 ROOT = Path(__file__).resolve().parents[3]
 WRITERS = ROOT / "bench" / "data" / "guard_text"
 NOTE = (
-    "NEURO: A+OX3, MAE. CV: NSR 70S, NO ECTOPY. RESP: LUNGS CLEAR, O2 2L NC. GI: TOL CLEARS, "
+    "NEURO: A+OX3, MAE. CV: NSR 70S, NO ECTOPY. RESP: LUNGS CLEAR, RR 16, O2 2L NC. PAIN 4/10. "
+    "GI: TOL CLEARS, "
     "+BS, ABD SOFT. GU: VOIDING QS. SOCIAL: WIFE MARTA CALLED AT 2200 (617-555-0142), UPDATED "
     "BY DR. OKAFOR. PT TO GO TO 5 WEST ON 4/12. MRN 00482913."
 )
@@ -107,4 +108,6 @@ def test_a_note_in_capitals_loses_its_names_and_keeps_its_shorthand(guard: Guard
         assert gone not in rewrite
     for kept in ("TOL CLEARS", "ABD SOFT", "VOIDING QS", "LUNGS CLEAR", "NEURO: A+OX3"):
         assert kept in rewrite
+    # a rural route's form, which a respiratory rate shares, stands only where the tagger reads one
+    assert "RR 16" in rewrite
     assert "2012" not in rewrite  # a day of a month has no year to generalise to
