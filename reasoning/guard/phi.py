@@ -22,14 +22,25 @@ is trusted for were chosen on the project's own drafts (:data:`PRESIDIO_TYPES`).
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from privacy_checklist.ontologies import path as ontology_path
+from privacy_checklist.reasoning.guard.phi_data import (
+    _clause_before,
+    _date_like,
+    _nearest_context,
+    _phrases,
+    _word_at,
+    health_lexicon,
+)
+from privacy_checklist.reasoning.guard.phi_data import (
+    identifier_types as identifier_types,  # the guard's readers take them from here
+)
+from privacy_checklist.reasoning.guard.phi_data import (
+    phi_data as phi_data,
+)
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
 from privacy_checklist.reasoning.guard.tagger import Tagged
 from privacy_checklist.reasoning.guard.tagger import shipped as shipped_tagger
@@ -41,8 +52,6 @@ if TYPE_CHECKING:
 #: the parser model (the one the checklist's facts reader uses), here with its entities
 #: the law's list of identifiers
 IDENTIFIERS_NODE = "164.514(b)(2)(i)"
-#: the attribute graph's concept every health word must reach
-HEALTH_NODE = "hipaa:health information"
 #: Presidio's entity types the guard takes with ``presidio=True``, with the type each becomes.
 #: Chosen on the development drafts (``pcheck guard-eval --file tests/data/guard_drafts.jsonl
 #: --guard-presidio``): no type of Presidio's improved the guard there (its own recognizers
@@ -52,22 +61,6 @@ PRESIDIO_TYPES = {"PERSON": "NAME"}
 PRESIDIO_MIN_SCORE = 0.6
 #: how many texts' spans a reader keeps (:meth:`PhiReader.find`)
 FOUND_KEPT = 8
-
-
-def phi_path() -> Path:
-    return ontology_path("phi.json")
-
-
-@functools.cache
-def phi_data() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(phi_path().read_text(encoding="utf-8"))
-    return data
-
-
-def identifier_types() -> dict[str, dict[str, str]]:
-    """Each identifier type: its item of 164.514(b)(2)(i), its label, its generalisation."""
-    types: dict[str, dict[str, str]] = phi_data()["identifiers"]
-    return types
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,98 +481,6 @@ class PhiReader:
         if any(a < end and start < b for a, b in busy if not (span.start <= a and b <= span.end)):
             start, end = span.start, span.end  # a widened phrase may not swallow an identifier
         return replace(span, start=start, end=end, text=text[start:end])
-
-
-def _phrases(doc: Any) -> list[tuple[int, int]] | None:
-    """The noun phrases of a parsed text, each without its determiner and possessive (None
-    without a parse)."""
-    if doc is None:
-        return None
-    phrases = []
-    for chunk in doc.noun_chunks:
-        words = [
-            t
-            for t in chunk
-            if t.dep_ not in ("det", "poss", "case", "predet") and t.lower_ not in ("'s", "’s")
-        ]
-        if words:
-            phrases.append((words[0].idx, words[-1].idx + len(words[-1].text)))
-    return phrases
-
-
-_LEXICONS: dict[int, tuple[Any, dict[str, str]]] = {}
-
-
-def _lexicon_for(graph: Any) -> dict[str, str]:
-    data = phi_data()["health"]
-    skip = frozenset(data["not_health"])
-    health = {n for n in graph.nodes if graph.reaches(n, HEALTH_NODE)}
-    lexicon: dict[str, str] = {}
-    for key, entries in graph.index.items():
-        if key in skip or len(key) < 3:
-            continue
-        for node, _weight in entries:
-            if node in health:
-                lexicon[key] = graph.nodes[node].name
-                break
-    for term in data["extra_terms"]:
-        if term not in skip:
-            lexicon.setdefault(term, term)
-    return lexicon
-
-
-def health_lexicon(kb: KnowledgeBase) -> dict[str, str]:
-    """Every phrase of the attribute graph that reaches health information (with the data
-    file's extras and exclusions), to the concept it names."""
-    held = _LEXICONS.get(id(kb.attributes))
-    if held is None or held[0] is not kb.attributes:
-        held = (kb.attributes, _lexicon_for(kb.attributes))
-        _LEXICONS[id(kb.attributes)] = held
-    return held[1]
-
-
-def _clause_before(text: str, width: int) -> str:
-    """The last ``width`` characters before a point, from the start of their clause, lower."""
-    before = text[max(0, len(text) - width) :].lower()
-    return re.split(r"[.;\n]\s*", before)[-1]
-
-
-def _word_at(text: str, word: str) -> int:
-    """Where ``word`` last occurs in ``text`` as a word (-1: nowhere)."""
-    found = -1
-    for hit in _word_pattern(word).finditer(text):
-        found = hit.start()
-    return found
-
-
-@functools.lru_cache(maxsize=1024)
-def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])")
-
-
-def _nearest_context(text: str) -> tuple[str, int]:
-    """The identifier type named by the context word nearest the end of ``text``."""
-    codes = phi_data()["codes"]
-    before = _clause_before(text, int(codes["context_chars"]))
-    kind, where = "", (-1, 0)
-    for context in codes["contexts"]:
-        for word in context["words"]:
-            word = word.strip()
-            at = _word_at(before, word)
-            if at >= 0 and (at + len(word), len(word)) > where:
-                kind, where = context["type"], (at + len(word), len(word))
-    return kind, where[0]
-
-
-def _date_like(words: str) -> bool:
-    """A slash date must be a month and a day ("20/20" vision and "152/98" pressure are not)."""
-    found = re.search(r"(\d{1,2})/(\d{1,4})(?:/(\d{2,4}))?", words)
-    if not found:
-        return True
-    month, day = int(found.group(1)), int(found.group(2))
-    if found.group(3) is None and len(found.group(2)) == 4:
-        return 1 <= month <= 12  # 06/2025
-    return 1 <= month <= 12 and 1 <= day <= 31
 
 
 _RANK = {

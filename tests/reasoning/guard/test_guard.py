@@ -13,7 +13,8 @@ from privacy_checklist.app.cli import main
 from privacy_checklist.kg import kb as kbmod
 from privacy_checklist.reasoning.guard.evaluate import guard_output, load_drafts, measure
 from privacy_checklist.reasoning.guard.message import Guard, GuardError, check_message
-from privacy_checklist.reasoning.guard.phi import PhiReader, identifier_types
+from privacy_checklist.reasoning.guard.phi import PhiReader
+from privacy_checklist.reasoning.guard.phi_data import identifier_types
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
 from tests.conftest import DATA
 from tests.scripted_llm import ScriptedLLM, client_for
