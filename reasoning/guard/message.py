@@ -36,7 +36,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.reasoning.checklist.decide import decide
-from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan, identifier_types
+from privacy_checklist.reasoning.guard.normalise import html_text
+from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan
+from privacy_checklist.reasoning.guard.phi_data import identifier_types, party_name
 from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.text import data_path, sentence_spans
 
@@ -283,7 +285,7 @@ def check_message(text: Any, what: str = "the message") -> str:
             f"{MAX_CHARS:,}"
         )
     if re.search(r"<(?:html|body|p|div|br|span)\b", text, re.I):
-        text = _html_text(text)
+        text = html_text(text)
         if not text.strip():
             raise GuardError(f"{what} is HTML with no text in it")
     return str(text)
@@ -311,16 +313,6 @@ def json_lines(lines: Iterable[str], name: str, keys: Sequence[str]) -> list[dic
     if not out:
         raise ValueError(f"{name}: nothing in the file")
     return out
-
-
-def _html_text(text: str) -> str:
-    """An HTML message read as its text (an email's body pasted with its markup)."""
-    import lxml.html
-
-    root = lxml.html.fromstring(text)
-    for node in root.iter("script", "style"):
-        node.drop_tree()
-    return " ".join(str(root.text_content()).split())
 
 
 @dataclass(frozen=True)
@@ -372,7 +364,7 @@ class Guard:
             rf"(?i)\b(?:{'|'.join(re.escape(c) for c in dig['instructions'])})\b"
         )
         self._birth = re.compile(data["dates"]["birth"])
-        from privacy_checklist.reasoning.guard.phi import phi_data
+        from privacy_checklist.reasoning.guard.phi_data import phi_data
 
         names = phi_data()["names"]
         self._kin_words = sorted(names["kin"], key=len, reverse=True)
@@ -809,6 +801,7 @@ class Guard:
     def _judge(self, text: str, spans: list[PhiSpan], context: _Context) -> Guarded:
         """The spans' decisions and the message's verdict, in a flow already read."""
         reading, verdict = context.purpose, context.verdict
+        spans = [s for s in spans if not party_name(s, f"{context.sender} {context.to}")]
         decisions, applies = self.decide_spans(
             text,
             spans,
@@ -1022,7 +1015,7 @@ class Guard:
                 return f"in {2000 + two if two <= 40 else 1900 + two}"
             return ""
         if kind == "AGE_OVER_89":
-            return "90-or-older" if "year" in span.text else "90 or older"
+            return "90-or-older" if "year-old" in span.text else "90 or older"
         if kind in ("ADDRESS", "FACILITY"):
             state = re.search(r"\b([A-Z]{2})\b(?!\d)", span.text)
             return f"in {state.group(1)}" if state else ""

@@ -23,23 +23,23 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from privacy_checklist.reasoning.guard.normalise import read_through
 from privacy_checklist.reasoning.guard.phi_data import (
+    FULL_NAME,
     _clause_before,
     _date_like,
     _nearest_context,
     _phrases,
     _word_at,
+    _words,
+    aggregated_age,
     health_lexicon,
-)
-from privacy_checklist.reasoning.guard.phi_data import (
-    identifier_types as identifier_types,  # the guard's readers take them from here
-)
-from privacy_checklist.reasoning.guard.phi_data import (
-    phi_data as phi_data,
+    identifier_types,
+    phi_data,
 )
 from privacy_checklist.reasoning.guard.presidio import presidio_analyzer
 from privacy_checklist.reasoning.guard.tagger import Tagged
@@ -117,17 +117,6 @@ def _shared_pipeline(model: str, with_entities: bool = True) -> Any | None:
     return load_pipeline(model, exclude=["lemmatizer", *(() if with_entities else ("ner",))])
 
 
-def _words(names: Iterable[str]) -> str:
-    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-
-
-NAME_WORD = r"[A-Z][a-zà-ÿ'’]+(?:-[A-Z][a-zà-ÿ'’]+)?"
-FULL_NAME = (
-    rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
-    rf"(?:\s+{NAME_WORD}(?=\s*[,.;:)(]|\s+(?:is|was|has|had|and|who)\b))?"  # "Ida Mae Tackett"
-)
-
-
 @dataclass
 class PhiReader:
     """Find the protected health information of a message (see the module docstring).
@@ -146,7 +135,6 @@ class PhiReader:
     presidio: Any = False
     tagger: Any = "auto"
     _analyzer: Any = field(default=None, init=False, repr=False)
-    #: the last texts' spans, by the text and the readers that read it
     _found: dict[tuple[str, int, int, int], tuple[PhiSpan, ...]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -209,21 +197,26 @@ class PhiReader:
 
     def find(self, text: str, doc: Any = None) -> list[PhiSpan]:
         """Every span of protected health information in ``text``, in order (``doc``: its
-        spaCy document, when parsed already). The last few texts' spans are kept: a rewrite
-        is read again by its re-check and by the next round of rewriting."""
+        spaCy document, when parsed already), read through :func:`.normalise.normalise`
+        (what hides an identifier undone) and placed on ``text``. The last few texts' spans
+        are kept: a rewrite is read again by its re-check and by the next round of rewriting."""
         key = (text, id(self.tagger), id(self.nlp), id(self._analyzer))
         if key in self._found:
             return list(self._found[key])
-        if doc is None and self.nlp is not None and text.strip():
-            doc = self.nlp(text)
-        spans = [s for s in self._identifiers(text, doc) if not self._own_contact(text, s)]
-        spans.extend(self._presidio(text))
-        identifiers = _resolve(spans)
-        found = _resolve(identifiers + self._health(text, doc, identifiers))
+        found = read_through(text, lambda seen: self._read(seen, doc if seen == text else None))
         self._found[key] = tuple(found)
         while len(self._found) > FOUND_KEPT:
             self._found.pop(next(iter(self._found)))
         return found
+
+    def _read(self, text: str, doc: Any) -> list[PhiSpan]:
+        if doc is None and self.nlp is not None and text.strip():
+            doc = self.nlp(text)
+        found = self._identifiers(text, doc)
+        spans = [s for s in found if not (self._own_contact(text, s) or aggregated_age(text, s))]
+        spans.extend(self._presidio(text))
+        identifiers = _resolve(spans)
+        return _resolve(identifiers + self._health(text, doc, identifiers))
 
     # identifiers ------------------------------------------------------------
 

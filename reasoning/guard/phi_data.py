@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,3 +126,29 @@ def _date_like(words: str) -> bool:
     if found.group(3) is None and len(found.group(2)) == 4:
         return 1 <= month <= 12  # 06/2025
     return 1 <= month <= 12 and 1 <= day <= 31
+
+
+def party_name(span: Any, parties: str) -> bool:
+    """A name, place or facility the sender's or the recipient's own description holds
+    ("front desk at Bayside Physical Therapy"): a party's, identifying no patient."""
+    if span.type not in ("NAME", "FACILITY", "ADDRESS") or len(span.text.strip()) < 3:
+        return False
+    return bool(re.search(rf"(?<!\w){re.escape(span.text.strip())}(?!\w)", parties, re.I))
+
+
+def aggregated_age(text: str, span: Any) -> bool:
+    """An age in the one category the law lets ages over 89 be shown as: "90 or older"
+    (164.514(b)(2)(i)(C)); it identifies no one (a rewrite writes it)."""
+    later = text[span.end :]
+    return span.type == "AGE_OVER_89" and bool(re.match(r"[\s-]*(?:or|and)[\s-]*older|\+", later))
+
+
+def _words(names: Iterable[str]) -> str:
+    return "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+
+
+NAME_WORD = r"[A-Z][a-zà-ÿ'’]+(?:-[A-Z][a-zà-ÿ'’]+)?"
+FULL_NAME = (
+    rf"{NAME_WORD}(?:\s+[A-Z]\.)?(?:\s+(?:{NAME_WORD}|[A-Z]\.(?=\s|,|$)))?"
+    rf"(?:\s+{NAME_WORD}(?=\s*[,.;:)(]|\s+(?:is|was|has|had|and|who)\b))?"  # "Ida Mae Tackett"
+)

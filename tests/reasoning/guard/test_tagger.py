@@ -111,3 +111,15 @@ def test_a_note_in_capitals_loses_its_names_and_keeps_its_shorthand(guard: Guard
     # a rural route's form, which a respiratory rate shares, stands only where the tagger reads one
     assert "RR 16" in rewrite
     assert "2012" not in rewrite  # a day of a month has no year to generalise to
+
+
+def test_a_partys_own_name_is_no_ones_phi(guard: Guard) -> None:
+    text = "Claim for an office visit at Elmstead Hospital on 3/4/2024 for Ann Lee, knee pain."
+    guarded = guard.check(
+        text, to="Harbor Mutual claims", purpose="a claim", sender="billing at Elmstead Hospital"
+    )
+    flagged = {d.span.text for d in guarded.decisions if d.span.kind == "identifier"}
+    assert "Ann Lee" in flagged
+    assert "Elmstead Hospital" not in flagged
+    other = guard.check(text, to="Harbor Mutual claims", purpose="a claim", sender="billing")
+    assert "Elmstead Hospital" in {d.span.text for d in other.decisions}

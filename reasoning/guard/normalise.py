@@ -1,0 +1,126 @@
+"""Text as the guard reads it: what people write to slip past a matcher, undone before matching,
+with every character traced back to where it stood (issue 28).
+
+:func:`normalise` gives the text the readers see and, for each of its characters, the range
+of the original it came from, so a span found in it is a span of the original
+(:meth:`Normalised.original`) and the rewrite changes what the person wrote:
+
+- characters that show nothing (zero-width spaces and joiners, the byte-order mark, soft
+  hyphens) are dropped: "Ma\u200brta" is "Marta";
+- ``&nbsp;``, ``&amp;`` and the like become their characters (a message in HTML is read as
+  its text, each block ending a line, before it comes here: ``message.check_message``);
+- digits or capitals spelled out one by one ("2 1 9-0 9-9 9 9 9", "S S N") are closed up;
+- " at " and " dot " in an address ("mary dot jones at gmail dot com", "(at)", "[dot]") become
+  "@" and ".".
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+#: the HTML elements that end a line when a message's markup is read as its text
+BLOCKS = ("br", "p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote")
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_BLOCK = re.compile(r"(?i)<\s*(?:br|/?p|/div|/li|/tr|/h[1-6]|/ul|/ol|/table|/blockquote)\b[^>]*>")
+_TAG = re.compile(r"<\s*/?\s*[A-Za-z][^<>]{0,200}>")
+_ENTITY = re.compile(r"&(?:#\d{1,6}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
+#: three or more single digits or capitals, one space or a hyphen between each ("K 3.6"
+#: and "B12 1 mg" are not spelled out)
+_SPELLED = re.compile(r"(?<![\w.])(?:[0-9A-Z](?: ?- ?| )){2,}[0-9A-Z](?!\w|\.\w)")
+_AT = r"\s*(?:\(at\)|\[at\]|\bat\b)\s*"
+_DOT = r"\s*(?:\(dot\)|\[dot\]|\bdot\b)\s*"
+_TOP = r"(?:com|org|net|edu|gov|io|us|co|uk|ca|info|biz|me)"
+#: an address spelled out: at least one "at" or "dot" in words, ending in a top-level domain
+_MAILBOX = re.compile(
+    rf"(?i)\b[\w+-]+(?:(?:{_DOT}|\.)[\w+-]+)*{_AT}[\w-]+(?:(?:{_DOT}|\.)[\w-]+)*"
+    rf"(?:{_DOT}|\.){_TOP}\b"
+)
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """The text the readers see, and where each of its characters came from."""
+
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        """The range of the original text that ``text[start:end]`` came from."""
+        if end <= start:
+            at = self.starts[start] if start < len(self.starts) else (self.ends or (0,))[-1]
+            return at, at
+        return self.starts[start], self.ends[end - 1]
+
+
+def _sub(
+    found: Normalised, pattern: re.Pattern[str], new: Callable[[re.Match[str]], str]
+) -> Normalised:
+    """Each match replaced by ``new(match)``, its characters traced to the match's range."""
+    text: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    at = 0
+    for match in pattern.finditer(found.text):
+        a, b = match.span()
+        text.append(found.text[at:a])
+        starts.extend(found.starts[at:a])
+        ends.extend(found.ends[at:a])
+        replacement = new(match)
+        if replacement and b > a:
+            text.append(replacement)
+            starts.extend([found.starts[a]] * len(replacement))
+            ends.extend([found.ends[b - 1]] * len(replacement))
+        at = b
+    text.append(found.text[at:])
+    starts.extend(found.starts[at:])
+    ends.extend(found.ends[at:])
+    return Normalised("".join(text), tuple(starts), tuple(ends))
+
+
+def _mailbox(match: re.Match[str]) -> str:
+    words = re.sub(_DOT, ".", match.group(), flags=re.I)
+    return re.sub(_AT, "@", words, flags=re.I)
+
+
+def normalise(text: str) -> Normalised:
+    """The text with what hides an identifier undone (the module docstring)."""
+    found = Normalised(text, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
+    if _INVISIBLE.search(text):
+        found = _sub(found, _INVISIBLE, lambda m: "")
+    if "&" in text:
+        found = _sub(found, _ENTITY, lambda m: html.unescape(m.group()).replace("\xa0", " "))
+    found = _sub(found, _SPELLED, lambda m: m.group().replace(" ", ""))
+    if re.search(r"(?i)\bat\b|\(at\)|\[at\]", found.text):
+        found = _sub(found, _MAILBOX, _mailbox)
+    return found
+
+
+def read_through(text: str, read: Callable[[str], list[Any]]) -> list[Any]:
+    """``read`` (text -> spans with ``start`` and ``end``) applied to the normalised text, its
+    spans moved back onto ``text`` (each then covers what the person wrote)."""
+    found = normalise(text)
+    if found.text == text:
+        return read(text)
+    spans = []
+    for span in read(found.text):
+        start, end = found.original(span.start, span.end)
+        spans.append(replace(span, start=start, end=end, text=text[start:end]))
+    return spans
+
+
+def html_text(text: str) -> str:
+    """An HTML message read as its text (an email's body pasted with its markup)."""
+    import lxml.html
+
+    root = lxml.html.fromstring(text)
+    for node in root.iter("script", "style"):
+        node.drop_tree()
+    for node in root.iter(*BLOCKS):  # a block ends a line: its last word and the next apart
+        node.tail = "\n" + (node.tail or "")
+    lines = (" ".join(line.split()) for line in str(root.text_content()).splitlines())
+    return "\n".join(line for line in lines if line)
