@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from privacy_checklist.reasoning.checklist.decide import decide
 from privacy_checklist.reasoning.guard.normalise import html_text
 from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan
-from privacy_checklist.reasoning.guard.phi_data import identifier_types, party_name
+from privacy_checklist.reasoning.guard.phi_data import identifier_types, own_parties
 from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.text import data_path, sentence_spans
 
@@ -801,7 +801,7 @@ class Guard:
     def _judge(self, text: str, spans: list[PhiSpan], context: _Context) -> Guarded:
         """The spans' decisions and the message's verdict, in a flow already read."""
         reading, verdict = context.purpose, context.verdict
-        spans = [s for s in spans if not party_name(s, f"{context.sender} {context.to}")]
+        spans = own_parties(text, spans, context)
         decisions, applies = self.decide_spans(
             text,
             spans,

@@ -128,12 +128,52 @@ def _date_like(words: str) -> bool:
     return 1 <= month <= 12 and 1 <= day <= 31
 
 
-def party_name(span: Any, parties: str) -> bool:
-    """A name, place or facility the sender's or the recipient's own description holds
-    ("front desk at Bayside Physical Therapy"): a party's, identifying no patient."""
-    if span.type not in ("NAME", "FACILITY", "ADDRESS") or len(span.text.strip()) < 3:
-        return False
-    return bool(re.search(rf"(?<!\w){re.escape(span.text.strip())}(?!\w)", parties, re.I))
+def own_parties(text: str, spans: list[Any], context: Any) -> list[Any]:
+    """The spans less the parties' own (``context``: the guard's flow, its sender, recipient,
+    purpose and permission): a name, place or facility the sender's or recipient's description
+    holds ("front desk at Bayside Physical Therapy"), and, unless the message must be
+    de-identified whole, what its signature says of the sender (the lines after the last
+    sign-off: "Thank you,\nRenata Ilves\nLarkspur Billing | (617) 555-0190")."""
+    parties = f"{context.sender} {context.to}"
+    deidentify = context.purpose.spec.get("deidentify") and context.permitted is not True
+    signed = len(text) if deidentify else signature_start(text)
+    kept = []
+    for span in spans:
+        named = span.type in ("NAME", "FACILITY", "ADDRESS") and len(span.text.strip()) >= 3
+        if named and re.search(rf"(?<!\w){re.escape(span.text.strip())}(?!\w)", parties, re.I):
+            continue
+        if span.kind == "identifier" and span.start >= signed and span.type in SENDERS:
+            continue
+        kept.append(span)
+    return kept
+
+
+#: what a signature tells of its sender
+SENDERS = frozenset({"NAME", "FACILITY", "ADDRESS", "PHONE", "FAX", "EMAIL", "URL"})
+
+
+def signature_start(text: str) -> int:
+    """Where a message's signature begins: after its last sign-off line ("Thanks,", "Warmly,")
+    among its last lines, or at a last line alone that starts with a dash ("- Billing,
+    Larkspur"; not the last item of a list); the text's end when it has none."""
+    lines = text.rstrip().split("\n")
+    sign_offs = re.compile(phi_data()["own_contact"]["sign_off"], re.I)
+    at = len(text)
+    offset = len(text.rstrip()) - sum(len(line) + 1 for line in lines[-6:]) + 1
+    for number, line in enumerate(lines[-6:], start=len(lines) - len(lines[-6:])):
+        dashed = (
+            number == len(lines) - 1
+            and number > 0
+            and not lines[number - 1].strip()
+            and line.lstrip().startswith(("- ", "— ", "-- "))
+            and not re.search(r"\d", line)
+        )
+        if sign_offs.fullmatch(line.strip()):
+            at = offset + len(line) + 1
+        elif dashed and at == len(text):
+            at = offset
+        offset += len(line) + 1
+    return max(0, min(at, len(text)))
 
 
 def aggregated_age(text: str, span: Any) -> bool:

@@ -123,3 +123,16 @@ def test_a_partys_own_name_is_no_ones_phi(guard: Guard) -> None:
     assert "Elmstead Hospital" not in flagged
     other = guard.check(text, to="Harbor Mutual claims", purpose="a claim", sender="billing")
     assert "Elmstead Hospital" in {d.span.text for d in other.decisions}
+
+
+def test_a_signature_is_the_senders_own_unless_all_must_go(guard: Guard) -> None:
+    text = (
+        "Claim for Ann Lee, knee arthroscopy on 3/4/2024.\n\nThank you,\nRenata Ilves\n"
+        "Larkspur Billing Office | (617) 555-0190"
+    )
+    claim = guard.check(text, to="Harbor Mutual claims", purpose="a claim")
+    flagged = {d.span.text for d in claim.decisions if d.span.kind == "identifier"}
+    assert "Ann Lee" in flagged
+    assert not flagged & {"Renata Ilves", "(617) 555-0190", "617) 555-0190"}
+    prompt = guard.check(text, to="ChatGPT", purpose="summarise this")
+    assert "Renata" not in (prompt.rewrite or "") and "555-0190" not in (prompt.rewrite or "")
