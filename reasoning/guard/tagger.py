@@ -71,19 +71,13 @@ GUARD_TYPES = {
     "LOCATION": "ADDRESS",
     "HOSPITAL": "FACILITY",
 }
+#: the number words under a hundred (the fitting writes ages in them, :func:`number` reads them)
+ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+fifteen sixteen seventeen eighteen nineteen".split()
+TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _NUMBER_WORDS = {
-    **{
-        w: n
-        for n, w in enumerate(
-            "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-            "fifteen sixteen seventeen eighteen nineteen".split()
-        )
-    },
-    **{
-        w: 10 * n
-        for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
-        if n > 1
-    },
+    **{w: n for n, w in enumerate(ONES)},
+    **{w: 10 * n for n, w in enumerate(TENS) if n > 1},
 }
 
 

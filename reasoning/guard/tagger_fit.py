@@ -24,7 +24,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from privacy_checklist.reasoning.guard.tagger import MODEL, TYPES, features, labels, tokens
+from privacy_checklist.reasoning.guard.tagger import (
+    MODEL,
+    ONES,
+    TENS,
+    TYPES,
+    features,
+    labels,
+    tokens,
+)
 from privacy_checklist.reasoning.text import data_path
 
 LOCALES = [
@@ -47,9 +55,6 @@ LOCALES = [
     "ro_RO",
     "hu_HU",
 ]
-ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
-fifteen sixteen seventeen eighteen nineteen".split()
-TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 ORDINAL = {1: "first", 2: "second", 3: "third", 5: "fifth", 8: "eighth", 9: "ninth", 12: "twelfth"}
 MONTHS = "January February March April May June July August September October November \
 December".split()
