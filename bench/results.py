@@ -141,6 +141,13 @@ SCRIPTS = {
         "{out}/out.json",
     ],
     "guard-corpus": ["bench/guard_corpus/measure.py", "--json", "{out}/out.json"],
+    "guard-corpus-words": [
+        "bench/guard_corpus/measure.py",
+        "--models",
+        "none",
+        "--json",
+        "{out}/out.json",
+    ],
     "guard-text": ["bench/guard_text/measure.py", "--json", "{out}/out.json"],
     "guard-text-tagger": ["bench/guard_text/tagger_lwo.py", "--json", "{out}/out.json"],
     "guard-speed": ["bench/guard.py", "--notes", "--repeat", "1", "--json", "{out}/out.json"],
@@ -652,6 +659,8 @@ GUARD_CORPUS = {
     "sensitive_removed": "unneeded sensitive removed",
     "verdict_agreement": "verdicts",
 }
+#: the same with the purpose and need models, and how often the purpose was read as labelled
+GUARD_CORPUS_MODELS = {**GUARD_CORPUS, "purpose_read": "purpose read as labelled"}
 #: the guard's figures on clinical text pasted or typed into a chatbot, as its table shows them
 GUARD_TEXT = {
     "found": "identifiers found",
@@ -899,9 +908,22 @@ def render(folder: Path = OUT) -> str:
         ),
         "",
         "The same with the identifier tagger, which was fitted on the clinical-text writers "
-        "below, none of them a drafts writer:",
+        "below, none of them a drafts writer, and the purposes read by the data file's words "
+        "alone (`--models none`: the guard before the purpose and need models):",
         "",
-        *_writers_table(results.get("guard-corpus"), "guard-corpus", GUARD_CORPUS),
+        *_writers_table(
+            results.get("guard-corpus-words"), "guard-corpus-words", GUARD_CORPUS_MODELS
+        ),
+        "",
+        "The same with the purpose and need models (`reasoning/guard/need.py`), each writer "
+        "read by models fitted on the other writers (folds cached in `.cache/guard-need`). "
+        "The purpose model reads the recipient and the purpose's words into the 44 purposes "
+        "the law names (`law` in `reasoning/data/guard_purposes.json`, each with its "
+        "paragraph); the need model takes out a sentence that carries only what the purpose "
+        "does not need, whatever its words' types. Targets: unneeded left at most 5%, needed "
+        "kept at least 90%.",
+        "",
+        *_writers_table(results.get("guard-corpus"), "guard-corpus", GUARD_CORPUS_MODELS),
         "",
         "Clinical text into a chatbot (issue 28): notes (`n` writers: ICU nursing notes in "
         "capitals and shorthand, hospitalists' notes, emergency and social work notes, clinic "

@@ -7,9 +7,13 @@ information the purpose does not need.
         [--json OUT.json]
 
 The guard is given only what a person would type (the text, ``to``, ``purpose_words`` and
-``from``; never the ``purpose`` label). Nothing of the guard is fitted on this corpus (its
-identifier tagger was fitted on the clinical-text writers of ``bench/data/guard_text``, none of
-them a drafts writer), so each writer's figure is what a writer it has not seen gets.
+``from``; never the ``purpose`` label). Its purpose and need models are learned from this corpus,
+so each writer is read by models fitted on the other writers (``--models lwo``, the default;
+folds cached by ``folds.py``); ``--models shipped`` reads with the shipped models (fitted on
+every writer: in-sample, not a result) and ``--models none`` with the data file's words alone
+(the guard before the models). The identifier tagger was fitted on the clinical-text writers
+of ``bench/data/guard_text``, none of them a drafts writer. ``purpose_read`` is the share of
+drafts whose purpose the guard read as the writer labelled it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from common import write_json, writer_sets
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "guard_corpus"
 SENSITIVE = {"MENTAL_HEALTH", "SUBSTANCE_USE", "HIV_STI", "REPRODUCTIVE", "GENETIC", "SOCIAL"}
 KEYS = ("leak_rate", "needed_kept", "unneeded_removed", "verdict_agreement", "drafts_per_second")
+EXTRA = ("sensitive_removed", "purpose_read")
 
 
 def sensitive_removed(drafts: list[dict[str, Any]], outputs: dict[str, Any]) -> float | None:
@@ -45,42 +50,75 @@ def sensitive_removed(drafts: list[dict[str, Any]], outputs: dict[str, Any]) -> 
     return round(hit / total, 4) if total else None
 
 
+def purpose_read(drafts: list[dict[str, Any]], guard: Any) -> float:
+    """The share of drafts whose purpose the guard reads as the writer labelled it."""
+    hit = 0
+    for draft in drafts:
+        reading = guard.read_purpose(draft.get("purpose_words"), draft.get("to"), draft["text"])
+        hit += reading.law == draft["purpose"]
+    return round(hit / len(drafts), 4) if drafts else 0.0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--writers", help="only these writers (comma-separated)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--models",
+        choices=("lwo", "shipped", "none"),
+        default="lwo",
+        help="purpose and need models: fitted leaving the writer out (default), shipped, none",
+    )
     args = parser.parse_args()
     files = writer_sets(parser, args.corpus, args.writers)
+    from folds import Folds
+
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.reasoning.guard.message import Guard
+    from privacy_checklist.reasoning.guard.need_fit import read_sets
 
-    guard = Guard(kbmod.load(None))
-    guard.check("warm-up: Pt seen today.", to="a chatbot")
+    base = Guard(kbmod.load(None), need=None if args.models == "none" else "shipped")
+    base.check("warm-up: Pt seen today.", to="a chatbot")
+    folds = Folds(read_sets(args.corpus)) if args.models == "lwo" else None
     result: dict[str, Any] = {"writers": {}}
     everything: list[dict[str, Any]] = []
     outputs: dict[str, Any] = {}
     for path in files:
         drafts = load_drafts(path.read_text(encoding="utf-8").splitlines(), str(path))
+        guard = base
+        if folds is not None:
+            guard = Guard(base.kb, reasoner=base.reasoner, phi=base.phi, need=folds(path.stem))
         with tqdm(total=len(drafts), desc=path.stem, file=sys.stderr, disable=None) as bar:
 
-            def run(draft: dict[str, Any]) -> Any:
+            def run(draft: dict[str, Any], guard: Any = guard) -> Any:
                 outputs[draft["id"]] = guard_output(guard, draft)
                 return outputs[draft["id"]]
 
             figures = measure(drafts, run, bar.update)
         figures["sensitive_removed"] = sensitive_removed(drafts, outputs)
-        result["writers"][path.stem] = {k: figures[k] for k in (*KEYS, "sensitive_removed")}
+        figures["purpose_read"] = purpose_read(drafts, guard)
+        result["writers"][path.stem] = {k: figures[k] for k in (*KEYS, *EXTRA)}
         result["writers"][path.stem]["drafts"] = figures["drafts"]
         everything += drafts
         print(
-            f"{path.stem}: " + "  ".join(f"{k} {figures[k]}" for k in (*KEYS, "sensitive_removed")),
+            f"{path.stem}: " + "  ".join(f"{k} {figures[k]}" for k in (*KEYS, *EXTRA)),
             flush=True,
         )
     cached = measure(everything, lambda d: outputs[d["id"]])
     result["all"] = {k: cached[k] for k in KEYS if k != "drafts_per_second"}
     result["all"]["drafts"] = cached["drafts"]
     result["all"]["sensitive_removed"] = sensitive_removed(everything, outputs)
+    weights = [result["writers"][p.stem]["drafts"] for p in files]
+    result["all"]["purpose_read"] = round(
+        sum(
+            result["writers"][p.stem]["purpose_read"] * w
+            for p, w in zip(files, weights, strict=True)
+        )
+        / sum(weights),
+        4,
+    )
+    result["models"] = args.models
     result["by_purpose"] = cached["by_purpose"]
     print("all: " + "  ".join(f"{k} {v}" for k, v in result["all"].items()))
     write_json(args.json, result)

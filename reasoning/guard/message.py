@@ -28,7 +28,6 @@ asks an LLM for a fluent rewrite held to the same re-check.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,11 +35,20 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.reasoning.checklist.decide import decide
+from privacy_checklist.reasoning.guard.need import NeedModels
+from privacy_checklist.reasoning.guard.need import shipped as shipped_need
 from privacy_checklist.reasoning.guard.normalise import html_text
 from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan
 from privacy_checklist.reasoning.guard.phi_data import identifier_types, own_parties
+from privacy_checklist.reasoning.guard.purpose import (
+    PurposeReading,
+    has_words,
+    purposes_data,
+    recipient_parts,
+    word_list,
+)
 from privacy_checklist.reasoning.reading.types import Fact, Flow
-from privacy_checklist.reasoning.text import data_path, sentence_spans
+from privacy_checklist.reasoning.text import sentence_spans
 
 if TYPE_CHECKING:
     from privacy_checklist.kg.kb import KnowledgeBase
@@ -64,110 +72,6 @@ DECLINE = (
 
 class GuardError(ValueError):
     """The input cannot be guarded (empty, too long, not text); the message says why."""
-
-
-@functools.cache
-def purposes_data() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(data_path("guard_purposes.json").read_text("utf-8"))
-    return data
-
-
-def _has(words: Iterable[str], text: str) -> list[str]:
-    """The words found in ``text`` as whole words, a word inside a longer one found counted
-    once ("the patient" and "patient" at the same place)."""
-    found: list[tuple[int, int, str]] = []
-    for hit in _alternation(tuple(sorted(set(words), key=lambda w: (-len(w), w)))).finditer(
-        text.lower()
-    ):
-        start, end = hit.span(1)
-        if not any(a <= start and end <= b for a, b, _ in found):
-            found.append((start, end, hit.group(1)))
-    seen: set[str] = set()
-    out = []
-    for _a, _b, word in sorted(found):
-        if word not in seen:
-            seen.add(word)
-            out.append(word)
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _word_list(words: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern matching any of the words as a whole word, longest first."""
-    ordered = sorted(words, key=len, reverse=True)
-    body = "|".join(re.escape(w.lower()) for w in ordered) or "(?!)"
-    return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])")
-
-
-@functools.lru_cache(maxsize=256)
-def _alternation(words: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern for a word list, longest first, each as a whole word (overlaps allowed)."""
-    body = "|".join(re.escape(w.lower()) for w in words) or "(?!)"
-    return re.compile(rf"(?=(?<![\w-])({body})(?![\w-]))")
-
-
-def _recipient_parts(to: str) -> tuple[str, str]:
-    """A recipient's head and the rest: "Ms. Park, workers' comp attorney for the patient" is
-    ("Ms. Park, workers' comp attorney", "for the patient"); words in brackets are the rest;
-    "the patient's employer" is the employer."""
-    possessive = (
-        r"(?i)\b(?:the\s+|a\s+|his\s+|her\s+)?(?:patient|member|employee|client|individual)"
-        r"['’]s\b"
-    )
-    # "the patient's cell (text)", "the student's own email": the patient, by a channel
-    to = re.sub(
-        r"(?i)\b(?:the\s+)?(?:patient|member|student|client|resident)['’]s\s+"
-        r"(?:own\s+|personal\s+|private\s+)?(?:cell|cell phone|mobile|phone|email|e-mail|"
-        r"voicemail|portal|inbox|mailbox|text|mychart|home address|address)\b",
-        "the patient",
-        to,
-    )
-    brackets = re.findall(r"\(([^)]*)\)", to)
-    # a short bracket says who the head is ("Keisha (the patient)"); a long one says more
-    short = [b for b in brackets if len(b.split()) <= 3]
-    inside = re.sub(possessive, " ", " ".join(b for b in brackets if b not in short))
-    bare = re.sub(possessive, " ", re.sub(r"\([^)]*\)", " ", to) + " " + " ".join(short))
-    cut = re.search(
-        r"(?i)\b(?:for|of|representing|represents|on behalf of|at|who|where|that|with|via|"
-        r"about|regarding)\b",
-        bare,
-    )
-    head = bare[: cut.start()] if cut else bare
-    rest = (bare[cut.start() :] if cut else "") + " " + inside
-    return " ".join(head.split()), " ".join(rest.split())
-
-
-@dataclass(frozen=True)
-class PurposeReading:
-    """What the message is for: a purpose of the data file, or None (not read) with why."""
-
-    key: str | None
-    how: str
-    words: str = ""
-    unverified: str = ""
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        spec: dict[str, Any] = purposes_data()["purposes"].get(self.key or "", {})
-        if self.unverified and spec:
-            # who the recipient is is not verified: not exempt, no permission, nothing may go
-            spec = {k: v for k, v in spec.items() if k not in ("exempt", "presume", "deidentify")}
-            spec["permission"] = spec.get("permission") or ["verified_identity"]
-            spec["norm"] = self.unverified
-            spec["needs"] = (
-                "nothing may go until the recipient's identity and authority are verified"
-            )
-        return spec
-
-    def to_json(self) -> dict[str, Any]:
-        spec = self.spec
-        return {
-            "key": self.key,
-            "label": spec.get("label"),
-            "norm": spec.get("norm"),
-            "how": self.how,
-            "words": self.words,
-        }
 
 
 @dataclass(frozen=True)
@@ -344,8 +248,15 @@ class Guard:
     reasoner: ChecklistReasoner | None = None
     phi: PhiReader | None = None
     presidio: Any = False
+    #: the purpose and need models (:mod:`.need`): "shipped", others fitted apart, or None for
+    #: the data file's words alone and no sentence judged beside the purpose
+    need: NeedModels | str | None = "shipped"
 
     def __post_init__(self) -> None:
+        need = shipped_need() if self.need == "shipped" else self.need
+        if isinstance(need, str):
+            raise GuardError(f"need: {need!r} is not a model; use 'shipped' or None")
+        self._need: NeedModels | None = need
         if self.reasoner is None:
             from privacy_checklist.reasoning.checklist.reasoner import ChecklistReasoner
 
@@ -386,33 +297,55 @@ class Guard:
     # ----------------------------------------------------------------- purpose
 
     def read_purpose(self, purpose: str | None, to: str | None, text: str = "") -> PurposeReading:
-        """The purpose from what the person typed: the purpose's words, and the recipient's,
-        its head ("the attorney" in "the attorney for the patient's employer") counting more
-        than what follows it or is in brackets; a recipient that defines the flow (an outside
-        model, an attorney, the public) decides it whatever the purpose's words. The
-        message's own words only when neither option is given. None, with why, when nothing
-        reads."""
+        """The purpose from what the person typed. The purpose model reads the recipient and
+        the purpose's words into a purpose the law names (:mod:`.need`); when it is not sure
+        enough (below its floor), the data file's words decide (:meth:`read_by_words`), and
+        when they read nothing either, the reading is None and says what to state."""
+        models = self._need
+        guess = models.purpose.read(to, purpose) if models and (purpose or to) else None
+        law = purposes_data()["law"]
+        if models is None or guess is None or guess.probability < models.floor:
+            reading = self.read_by_words(purpose, to, text)
+            # the words decide the guard purpose; the model, which of the law's it is
+            within = {k for k, v in law.items() if v["base"] == reading.key}
+            best = guess.best_of(within) if guess and within else None
+            if best is None:
+                return reading
+            how = f"{reading.how}; within it, {law[best]['label']} ({law[best]['paragraph']})"
+            return replace(reading, how=how, law=best)
+        named = law[guess.key]
+        how = (
+            f"read as {named['label']} ({named['paragraph']}) from what was typed, "
+            f"p={guess.probability:.2f} (next: {guess.second}, p={guess.second_probability:.2f})"
+        )
+        return PurposeReading(named["base"], how, purpose or "", law=guess.key)
+
+    def read_by_words(self, purpose: str | None, to: str | None, text: str = "") -> PurposeReading:
+        """The purpose from the data file's words: the purpose's and the recipient's (its head
+        counting more than what follows it or is in brackets; a recipient that defines the flow,
+        such as an outside model, decides it), the message's only when neither is given. None,
+        with why, when nothing reads."""
         scores: dict[str, float] = {}
         how: dict[str, list[str]] = {}
-        head, rest = _recipient_parts(to or "")
-        plain = _recipient_parts(re.sub(r"\([^)]*\)", " ", to or ""))[0]
+        head, rest = recipient_parts(to or "")
+        plain = recipient_parts(re.sub(r"\([^)]*\)", " ", to or ""))[0]
         roles = self._roles(plain) if plain else frozenset()
         for key, spec in self._purposes.items():
             hits: list[str] = []
             score = 0.0
             if purpose:
-                found = _has([*spec.get("words", []), *key.split("_")], purpose)
+                found = has_words([*spec.get("words", []), *key.split("_")], purpose)
                 score += 4 * len(found)
                 hits += [f"purpose '{w}'" for w in found]
             if head or rest:
-                found = _has(spec.get("recipient_words", []), head)
+                found = has_words(spec.get("recipient_words", []), head)
                 score += 3 * len(found)
                 hits += [f"recipient '{w}'" for w in found]
-                decisive = _has(spec.get("recipient_decides", []), head)
+                decisive = has_words(spec.get("recipient_decides", []), head)
                 if decisive:
                     score += 8
                     hits.append("the recipient decides the purpose")
-                also = [] if spec.get("head_only") else _has(spec.get("recipient_words", []), rest)
+                also = has_words([] if spec.get("head_only") else spec["recipient_words"], rest)
                 score += len(also)
                 hits += [f"recipient's words '{w}'" for w in also]
                 by_role = sorted(set(spec.get("roles", [])) & roles)
@@ -423,7 +356,7 @@ class Guard:
                 score += 3
                 hits.append(named)
             if not purpose and not to and text:
-                found = _has(spec.get("words", []) + spec.get("recipient_words", []), text[:300])
+                found = has_words([*spec.get("words", []), *spec["recipient_words"]], text[:300])
                 score += len(found)
                 hits += [f"message '{w}'" for w in found]
             if score:
@@ -449,7 +382,7 @@ class Guard:
         "Hi Lorraine"); "" when it says neither or the recipient has a role."""
         if key not in ("individual", "family") or not head or not self._bare_name(head):
             return ""
-        kin = _word_list(tuple(self._kin_words)).search(text.lower())
+        kin = word_list(tuple(self._kin_words)).search(text.lower())
         relative = kin is not None and (
             re.search(rf"(?i)\byour\s+{re.escape(kin.group(0))}\b", text) is not None
         )
@@ -466,7 +399,7 @@ class Guard:
     def _bare_name(self, head: str) -> bool:
         """A recipient that is only a person's name (with a title, a channel): "Ana",
         "Mr. Pike by phone", "Kevin Abara (mailed statement)"."""
-        words = _word_list(tuple(purposes_data()["channels"])).sub(" ", head.lower())
+        words = word_list(tuple(purposes_data()["channels"])).sub(" ", head.lower())
         words = re.sub(r"[^\w\s'.-]", " ", words)
         original = [w for w in re.findall(r"[A-Za-z][\w'.-]*", head)]
         names = [w for w in original if w.lower() in words.split()]
@@ -549,7 +482,7 @@ class Guard:
             if stated is True:
                 return True, spec.get("norms_by_permission", {}).get(kind, spec["norm"]), kind
             denied = denied or stated is False
-        unverified = _has(spec.get("presume_unless", []), f"{purpose.words} ; {text[:400]}")
+        unverified = has_words(spec.get("presume_unless", []), f"{purpose.words} ; {text[:400]}")
         if spec.get("presume") and not denied and not unverified:
             return True, f"{spec['norm']} (presumed: confirm it holds)", kinds[0]
         return False, spec.get("deidentify") or "164.502(a)", ""
@@ -560,7 +493,7 @@ class Guard:
         sentence states it false. None when the words do not name it."""
         words = purposes_data()["permission_words"].get(kind, [])
         last: tuple[int, bool] | None = None
-        for found in _word_list(tuple(words)).finditer(said.lower()):
+        for found in word_list(tuple(words)).finditer(said.lower()):
             denied = bool(self._denied.search(said[max(0, found.start() - 45) : found.start()]))
             if last is None or found.start() >= last[0]:
                 last = (found.start(), not denied)
@@ -606,7 +539,49 @@ class Guard:
                     span = replace(span, type="RELATIVE_NAME")
             sentence = next(((a, b) for a, b in sentences if a <= span.start < b), (0, len(text)))
             out.append(self._decide(text, span, sentence, purpose, permitted, auth, to))
-        return out, f"applies: {MINIMUM_NECESSARY}{auth}"
+        applies = f"applies: {MINIMUM_NECESSARY}{auth}"
+        if permitted is False and spec.get("deidentify"):
+            return out, applies  # the rewrite de-identifies: what is left is not PHI
+        return self._beside(text, sentences, out, purpose, to), applies
+
+    def _beside(
+        self,
+        text: str,
+        sentences: Sequence[tuple[int, int]],
+        decisions: list[SpanDecision],
+        purpose: PurposeReading,
+        to: str,
+    ) -> list[SpanDecision]:
+        """The sentences the need model reads as carrying only what the purpose does not need
+        go whatever their words' types: each span in one is unneeded, and one with no span is
+        taken out whole (a span of the sentence, its type ``BESIDE``)."""
+        if self._need is None or not sentences:
+            return decisions
+        said = [text[a:b] for a, b in sentences]
+        chances = self._need.need.beside(said, to, purpose.words)
+        threshold = self._need.need.threshold
+        out = list(decisions)
+        label = purpose.spec.get("label", "the purpose")
+        # a message is about something: its likeliest-needed sentence stays whatever the model
+        # reads (a message all beside its purpose says the purpose was misread, not the text)
+        surest = min(range(len(chances)), key=lambda n: chances[n])
+        for n, ((start, end), chance) in enumerate(zip(sentences, chances, strict=True)):
+            if chance < threshold or n == surest or not re.search(r"[A-Za-z]{2,}", text[start:end]):
+                continue
+            why = (
+                f"beside the purpose ({label}): the sentence carries what it does not need "
+                f"(the need model, p={chance:.2f})"
+            )
+            inside = [n for n, d in enumerate(out) if start <= d.span.start < end]
+            for n in inside:
+                if out[n].needed is not False:
+                    out[n] = SpanDecision(out[n].span, False, why, MINIMUM_NECESSARY)
+            if not inside:
+                bare = text[start:end].strip()
+                at = text.index(bare, start)
+                span = PhiSpan(at, at + len(bare), bare, "health", "BESIDE", source="need")
+                out.append(SpanDecision(span, False, why, MINIMUM_NECESSARY))
+        return sorted(out, key=lambda d: d.span.start)
 
     def _decide(
         self,
@@ -670,9 +645,7 @@ class Guard:
                 f"({spec.get('needs', '')})",
                 MINIMUM_NECESSARY,
             )
-        rule = spec.get("health", "relevant")
-        if rule == "instructions" and _has(spec.get("shared_channel", []), to):
-            rule = "none"  # others read a shared phone or inbox: not even instructions
+        rule = _health_rule(spec, bool(auth), to)
         if rule == "none":
             return SpanDecision(span, False, f"{label}: {spec.get('needs', '')}", spec["norm"])
         if rule == "instructions":
@@ -709,7 +682,7 @@ class Guard:
             return False
         for found in re.finditer(scope["lead"], f"{to} ; {text}"):
             after = f"{to} ; {text}"[found.end() : found.end() + 60]
-            if _has(scope["scope_words"], after):
+            if has_words(scope["scope_words"], after):
                 return True
         return False
 
@@ -776,12 +749,10 @@ class Guard:
                 [decide(self.reasoner.catalogue, flow, self.reasoner.rule)]
             )
         unverified = purposes_data()["unverified"]
-        if reading.key is not None and _has(unverified["words"], f"{to} ; {reading.words}"):
+        if reading.key is not None and has_words(unverified["words"], f"{to} ; {reading.words}"):
             # an unverified caller: no purpose lets anything go until who they are is known
-            reading = replace(reading, how=f"{reading.how}; the recipient is not verified")
-            reading = PurposeReading(
-                reading.key, reading.how, reading.words, unverified=unverified["norm"]
-            )
+            how = f"{reading.how}; the recipient is not verified"
+            reading = replace(reading, how=how, unverified=unverified["norm"])
             permitted, rests = False, unverified["norm"]
         context = _Context(sender, to, reading, flow, verdict, permitted, rests, known)
         guarded = self._judge(text, spans, context)
@@ -1207,6 +1178,18 @@ class Guard:
         if roles:
             return False  # an employer, a relative, a lawyer: someone the norms give a role
         return bool(re.search(self._staff_words, speaker))
+
+
+def _health_rule(spec: dict[str, Any], authorized: bool, to: str) -> str:
+    """What health information the purpose lets go: under an authorization what it covers
+    ("none" for the public becomes what the authorization names); to a shared phone or inbox
+    not even instructions (others read it)."""
+    rule = str(spec.get("health", "relevant"))
+    if authorized and "health_authorized" in spec:
+        rule = str(spec["health_authorized"])
+    if rule == "instructions" and has_words(spec.get("shared_channel", []), to):
+        rule = "none"
+    return rule
 
 
 def _placeholders(text: str, decisions: Sequence[SpanDecision]) -> tuple[str, dict[str, str]]:

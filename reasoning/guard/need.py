@@ -1,0 +1,242 @@
+"""What a message's purpose is and what it needs, read by models learned from drafts by many
+hands (issue 28, items 1 and 2). The law stays in the data file; these read the words.
+
+- :class:`PurposeModel` reads what the person typed (the recipient and the purpose's words) into
+  one of the purposes the law names (``law`` in ``reasoning/data/guard_purposes.json``): word and
+  word-pair weights (tf-idf) under a logistic layer. Below its confidence floor it says so, and
+  the guard falls back on the data file's words or asks.
+- :class:`NeedModel` reads each sentence of the message, beside what the person typed, and
+  gives the chance that the sentence carries only what the purpose does not need (a custody
+  fight in a fitness-for-duty result, meth use in a claim): the shipped sentence encoder's
+  vectors of the sentence and of the purpose, the sentence's place in the message, and one
+  hidden layer. Such a sentence goes whatever types its words are, or none.
+
+Both are fitted by ``python -m privacy_checklist.reasoning.guard.need_fit`` (``make train``) on
+the drafts corpus (``bench/data/guard_corpus``) and ship in ``reasoning/data/guard_need.npz``;
+``bench/guard_corpus/measure.py`` measures them leaving each writer out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+NAME = "guard_need.npz"
+#: the words tf-idf reads (scikit-learn's default token pattern, lower-cased)
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+class NeedModelError(RuntimeError):
+    """The shipped need models are missing, damaged or fitted on another encoder."""
+
+
+def context_text(to: str | None, purpose: str | None) -> str:
+    """What the person typed, as the models read it."""
+    return f"{(to or '').strip()} | {(purpose or '').strip()}"
+
+
+def terms(text: str) -> list[str]:
+    """The words and word pairs tf-idf counts."""
+    words = _TOKEN.findall(text.lower())
+    return words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+
+
+def positions(count: int) -> npt.NDArray[np.float32]:
+    """Each sentence's place in a message of ``count`` sentences: how far in, and whether first."""
+    out = np.zeros((count, 2), dtype=np.float32)
+    for n in range(count):
+        out[n] = (n / count, 1.0 if n == 0 else 0.0)
+    return out
+
+
+@dataclass(frozen=True)
+class PurposeGuess:
+    """The purpose the model reads, how sure it is, and the runner-up."""
+
+    key: str
+    probability: float
+    second: str
+    second_probability: float
+    #: every purpose and its probability, likeliest first
+    ranked: tuple[tuple[str, float], ...] = ()
+
+    def best_of(self, keys: set[str]) -> str | None:
+        """The likeliest of ``keys``."""
+        return next((k for k, _ in self.ranked if k in keys), None)
+
+
+class PurposeModel:
+    """tf-idf and a logistic layer over the purposes the law names (see the module docstring)."""
+
+    def __init__(
+        self,
+        vocabulary: Sequence[str],
+        idf: npt.NDArray[np.float32],
+        coef: npt.NDArray[np.float32],
+        intercept: npt.NDArray[np.float32],
+        classes: Sequence[str],
+    ) -> None:
+        self.index = {term: n for n, term in enumerate(vocabulary)}
+        self.idf = idf.astype(np.float32)
+        self.coef = coef.astype(np.float32)
+        self.intercept = intercept.astype(np.float32)
+        self.classes = list(classes)
+
+    def vector(self, text: str) -> npt.NDArray[np.float32]:
+        """The text's tf-idf vector (sublinear counts, smoothed idf, unit length)."""
+        counts = Counter(t for t in terms(text) if t in self.index)
+        out = np.zeros(len(self.index), dtype=np.float32)
+        for term, count in counts.items():
+            n = self.index[term]
+            out[n] = (1.0 + math.log(count)) * self.idf[n]
+        norm = float(np.linalg.norm(out))
+        return out / norm if norm else out
+
+    def read(self, to: str | None, purpose: str | None) -> PurposeGuess | None:
+        """The likeliest purpose, or None when no word the model knows was typed."""
+        x = self.vector(context_text(to, purpose))
+        if not x.any():
+            return None
+        logits = self.coef @ x + self.intercept
+        p = np.exp(logits - logits.max())
+        p /= p.sum()
+        order = np.argsort(-p)
+        first, second = order[:2]
+        return PurposeGuess(
+            self.classes[first],
+            float(p[first]),
+            self.classes[second],
+            float(p[second]),
+            tuple((self.classes[n], float(p[n])) for n in order),
+        )
+
+
+class NeedModel:
+    """One hidden layer over the sentence's and the purpose's vectors (see the docstring)."""
+
+    def __init__(
+        self,
+        w1: npt.NDArray[np.float32],
+        b1: npt.NDArray[np.float32],
+        w2: npt.NDArray[np.float32],
+        b2: float,
+        threshold: float,
+    ) -> None:
+        self.w1, self.b1 = w1.astype(np.float32), b1.astype(np.float32)
+        self.w2, self.b2 = w2.astype(np.float32), float(b2)
+        self.threshold = threshold
+        self._seen: dict[str, npt.NDArray[np.float32]] = {}
+
+    def beside(self, sentences: Sequence[str], to: str | None, purpose: str | None) -> list[float]:
+        """For each sentence, the chance it carries only what the purpose does not need."""
+        if not sentences:
+            return []
+        vectors = self.vectors([*sentences, context_text(to, purpose)])
+        context = np.repeat(vectors[-1:], len(sentences), axis=0)
+        x = np.hstack([vectors[:-1], context, positions(len(sentences))])
+        return [float(p) for p in self.probabilities(x)]
+
+    def vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The encoder's vectors, each text encoded once (a rewrite's re-check reads again
+        the sentences it kept); the last 512 texts are remembered."""
+        from privacy_checklist.kg.encoder import encoder
+
+        new = [t for t in dict.fromkeys(texts) if t not in self._seen]
+        if new:
+            self._seen.update(zip(new, encoder().encode(new), strict=True))
+        out = np.stack([self._seen[t] for t in texts])
+        for old in list(self._seen)[: max(0, len(self._seen) - 512)]:
+            del self._seen[old]
+        return out
+
+    def probabilities(self, x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The chance each row is beside the purpose."""
+        hidden = np.maximum(x @ self.w1 + self.b1, 0.0)
+        logit = hidden @ self.w2 + self.b2
+        out: npt.NDArray[np.float32] = (1.0 / (1.0 + np.exp(-logit))).astype(np.float32)
+        return out
+
+
+@dataclass(frozen=True)
+class NeedModels:
+    """The two models, fitted together on one corpus."""
+
+    purpose: PurposeModel
+    need: NeedModel
+    #: the purpose model's confidence floor: below it the guard does not take its reading
+    floor: float
+    about: dict[str, Any]
+
+
+def save(path: Path, models: NeedModels, encoder_digest: str) -> None:
+    """Write the models whole or not at all."""
+    tmp = path.with_name(path.name + ".tmp.npz")
+    p, n = models.purpose, models.need
+    vocabulary = sorted(p.index, key=lambda t: p.index[t])
+    meta = {**models.about, "encoder": encoder_digest, "floor": models.floor}
+    np.savez_compressed(
+        tmp,
+        vocabulary=np.array(json.dumps(vocabulary)),
+        classes=np.array(json.dumps(p.classes)),
+        idf=p.idf.astype(np.float16),
+        coef=p.coef.astype(np.float16),
+        intercept=p.intercept,
+        w1=n.w1.astype(np.float16),
+        b1=n.b1,
+        w2=n.w2,
+        b2=np.array([n.b2, n.threshold], dtype=np.float32),
+        meta=np.array(json.dumps(meta)),
+    )
+    tmp.replace(path)
+
+
+def load(path: Path) -> NeedModels:
+    """The models in ``path``.
+
+    Raises:
+        NeedModelError: it is missing, damaged, or fitted on another sentence encoder.
+    """
+    from privacy_checklist.kg.encoder import graph_digest
+
+    try:
+        with np.load(path) as data:
+            meta = json.loads(str(data["meta"]))
+            purpose = PurposeModel(
+                json.loads(str(data["vocabulary"])),
+                data["idf"],
+                data["coef"],
+                data["intercept"],
+                json.loads(str(data["classes"])),
+            )
+            b2, threshold = (float(v) for v in data["b2"])
+            need = NeedModel(data["w1"], data["b1"], data["w2"], b2, threshold)
+    except (OSError, KeyError, ValueError) as exc:
+        raise NeedModelError(
+            f"{path}: the guard's need models cannot be read ({exc}); refit them with "
+            "python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus"
+        ) from exc
+    if meta.get("encoder") and meta["encoder"] != graph_digest():
+        raise NeedModelError(
+            f"{path}: fitted on another sentence encoder ({meta['encoder']}); refit with "
+            "python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus"
+        )
+    return NeedModels(purpose, need, float(meta["floor"]), meta)
+
+
+@cache
+def shipped() -> NeedModels:
+    """The models that ship with the package."""
+    from privacy_checklist.reasoning.text import data_path
+
+    return load(data_path(NAME))

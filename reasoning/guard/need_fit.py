@@ -1,0 +1,187 @@
+"""Fit the guard's purpose and need models (:mod:`privacy_checklist.reasoning.guard.need`) on
+drafts labelled span by span (the drafts corpus's form: ``purpose``, ``to``, ``purpose_words``,
+``text`` and ``spans`` each with ``start`` and ``needed``).
+
+    python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus [--out PATH]
+
+- The purpose model learns the purpose key from what the person typed (``to`` and
+  ``purpose_words``; never the message).
+- The need model learns, sentence by sentence, whether a sentence holds a span the purpose does
+  not need and none it needs.
+
+Needs the ``train`` extra (scikit-learn). The choices below (the tf-idf words and pairs, one
+hidden layer of 256, its weight decay, the threshold of one half, the purpose floor) were made
+leaving whole writers out (``bench/guard_corpus/measure.py``), never on one writer's set alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from privacy_checklist.reasoning.guard.need import (
+    NAME,
+    NeedModel,
+    NeedModels,
+    PurposeModel,
+    context_text,
+    positions,
+    save,
+    terms,
+)
+
+HIDDEN = 256
+DECAY = 1e-2
+THRESHOLD = 0.5
+#: below this probability the guard does not take the purpose model's reading
+FLOOR = 0.2
+
+
+def read_sets(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each writer's drafts (one ``*.jsonl`` a writer), checked for what fitting needs.
+
+    Raises:
+        ValueError: a file has no drafts or a draft lacks a field (naming the file and line).
+    """
+    sets: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        items = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            missing = [k for k in ("purpose", "text", "spans") if k not in item]
+            if missing:
+                raise ValueError(f"{path}:{number}: a draft lacks {', '.join(missing)}")
+            items.append(item)
+        if not items:
+            raise ValueError(f"{path}: no drafts")
+        sets[path.stem] = items
+    if not sets:
+        raise ValueError(f"{folder}: no *.jsonl drafts")
+    return sets
+
+
+def sentences(item: dict[str, Any]) -> list[tuple[str, int]]:
+    """Each sentence of a draft and its label: 1 when it holds an unneeded span and no needed
+    one."""
+    from privacy_checklist.reasoning.text import sentence_spans
+
+    text = item["text"]
+    out = []
+    for start, end in sentence_spans(text, lines=True):
+        inside = [s for s in item["spans"] if start <= s["start"] < end]
+        unneeded = any(not s["needed"] for s in inside)
+        out.append((text[start:end], int(unneeded and all(not s["needed"] for s in inside))))
+    return out
+
+
+class Vectors:
+    """The shipped encoder's vectors, each text encoded once however many folds read it."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, npt.NDArray[np.float32]] = {}
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        from privacy_checklist.kg.encoder import encoder
+
+        new = sorted({t for t in texts if t not in self.seen})
+        if new:
+            for text, vector in zip(new, encoder().encode(new), strict=True):
+                self.seen[text] = vector
+        return np.stack([self.seen[t] for t in texts])
+
+
+def need_rows(
+    items: Iterable[dict[str, Any]], vectors: Vectors
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """The need model's inputs and labels, a row a sentence."""
+    blocks, labels = [], []
+    for item in items:
+        said = sentences(item)
+        if not said:
+            continue
+        encoded = vectors([s for s, _ in said])
+        context = vectors([context_text(item.get("to"), item.get("purpose_words"))])
+        blocks.append(
+            np.hstack([encoded, np.repeat(context, len(said), axis=0), positions(len(said))])
+        )
+        labels += [label for _, label in said]
+    return np.vstack(blocks).astype(np.float32), np.array(labels, dtype=np.int64)
+
+
+def fit(items: Sequence[dict[str, Any]], vectors: Vectors | None = None) -> NeedModels:
+    """Both models fitted on ``items``."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+
+    vectors = vectors or Vectors()
+    said = [context_text(i.get("to"), i.get("purpose_words")) for i in items]
+    tfidf = TfidfVectorizer(analyzer=terms, sublinear_tf=True)
+    x = tfidf.fit_transform(said)
+    logistic = LogisticRegression(C=4.0, max_iter=3000).fit(x, [i["purpose"] for i in items])
+    vocabulary = sorted(tfidf.vocabulary_, key=lambda t: tfidf.vocabulary_[t])
+    purpose = PurposeModel(
+        vocabulary,
+        tfidf.idf_.astype(np.float32),
+        logistic.coef_.astype(np.float32),
+        logistic.intercept_.astype(np.float32),
+        [str(c) for c in logistic.classes_],
+    )
+    rows, labels = need_rows(items, vectors)
+    mlp = MLPClassifier(
+        hidden_layer_sizes=(HIDDEN,),
+        alpha=DECAY,
+        max_iter=200,
+        early_stopping=True,
+        random_state=0,
+    ).fit(rows, labels)
+    need = NeedModel(
+        mlp.coefs_[0],
+        mlp.intercepts_[0],
+        mlp.coefs_[1][:, 0],
+        float(mlp.intercepts_[1][0]),
+        THRESHOLD,
+    )
+    about = {
+        "drafts": len(items),
+        "writers": sorted({str(i.get("writer", "")) for i in items}),
+        "sentences": len(labels),
+        "beside": int(labels.sum()),
+    }
+    return NeedModels(purpose, need, FLOOR, about)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from privacy_checklist.kg.encoder import graph_digest
+    from privacy_checklist.reasoning.text import data_path
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path, help="a folder of *.jsonl drafts, one a writer")
+    parser.add_argument("--out", type=Path, default=None, help=f"default: the shipped {NAME}")
+    args = parser.parse_args(argv)
+    try:
+        sets = read_sets(args.corpus)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    items = [item for _, found in sorted(sets.items()) for item in found]
+    models = fit(items)
+    out = args.out or data_path(NAME)
+    save(out, models, graph_digest())
+    print(
+        f"{out}: {len(items)} drafts of {len(sets)} writers, {models.about['sentences']} sentences"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
