@@ -97,7 +97,8 @@ def main() -> int:
 
             figures = measure(drafts, run, bar.update)
         figures["sensitive_removed"] = sensitive_removed(drafts, outputs)
-        figures["purpose_read"] = purpose_read(drafts, guard)
+        # without the models no purpose the law names is read: not a figure
+        figures["purpose_read"] = purpose_read(drafts, guard) if args.models != "none" else None
         result["writers"][path.stem] = {k: figures[k] for k in (*KEYS, *EXTRA)}
         result["writers"][path.stem]["drafts"] = figures["drafts"]
         everything += drafts
@@ -110,13 +111,11 @@ def main() -> int:
     result["all"]["drafts"] = cached["drafts"]
     result["all"]["sensitive_removed"] = sensitive_removed(everything, outputs)
     weights = [result["writers"][p.stem]["drafts"] for p in files]
-    result["all"]["purpose_read"] = round(
-        sum(
-            result["writers"][p.stem]["purpose_read"] * w
-            for p, w in zip(files, weights, strict=True)
-        )
-        / sum(weights),
-        4,
+    read = [
+        (result["writers"][p.stem]["purpose_read"], w) for p, w in zip(files, weights, strict=True)
+    ]
+    result["all"]["purpose_read"] = (
+        round(sum(r * w for r, w in read) / sum(weights), 4) if args.models != "none" else None
     )
     result["models"] = args.models
     result["by_purpose"] = cached["by_purpose"]
