@@ -581,7 +581,41 @@ class Guard:
                 at = text.index(bare, start)
                 span = PhiSpan(at, at + len(bare), bare, "health", "BESIDE", source="need")
                 out.append(SpanDecision(span, False, why, MINIMUM_NECESSARY))
-        return sorted(out, key=lambda d: d.span.start)
+        return sorted(self._unneeded_identifiers(text, sentences, out, purpose, to), key=_at)
+
+    def _unneeded_identifiers(
+        self,
+        text: str,
+        sentences: Sequence[tuple[int, int]],
+        decisions: list[SpanDecision],
+        purpose: PurposeReading,
+        to: str,
+    ) -> list[SpanDecision]:
+        """An identifier the purpose's types allow still goes when the need model's identifier
+        head reads that this purpose does not need it here (a social security number in a
+        report that needs the name, a relative's phone in a claim)."""
+        assert self._need is not None
+        kept = [
+            n
+            for n, d in enumerate(decisions)
+            if d.needed and d.span.kind == "identifier" and d.span.source != "need"
+        ]
+        found = []
+        for n in kept:
+            at = decisions[n].span.start
+            start, end = next(((a, b) for a, b in sentences if a <= at < b), (0, len(text)))
+            found.append((decisions[n].span.type, text[start:end]))
+        chances = self._need.need.identifiers(found, to, purpose.words)
+        out = list(decisions)
+        for n, chance in zip(kept, chances, strict=True):
+            if chance >= self._need.need.identifier_threshold:
+                why = (
+                    f"{purpose.spec.get('label', 'the purpose')} does not need this "
+                    f"{identifier_types()[out[n].span.type]['label']} here "
+                    f"(the need model, p={chance:.2f})"
+                )
+                out[n] = SpanDecision(out[n].span, False, why, MINIMUM_NECESSARY)
+        return out
 
     def _decide(
         self,
@@ -1178,6 +1212,10 @@ class Guard:
         if roles:
             return False  # an employer, a relative, a lawyer: someone the norms give a role
         return bool(re.search(self._staff_words, speaker))
+
+
+def _at(decision: SpanDecision) -> int:
+    return decision.span.start
 
 
 def _health_rule(spec: dict[str, Any], authorized: bool, to: str) -> str:

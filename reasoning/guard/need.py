@@ -33,6 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 NAME = "guard_need.npz"
+#: how strongly the identifier head's input marks the identifier's type beside the vectors
+TYPE_WEIGHT = 3.0
 #: the words tf-idf reads (scikit-learn's default token pattern, lower-cased)
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
@@ -137,6 +139,30 @@ class NeedModel:
         self.w2, self.b2 = w2.astype(np.float32), float(b2)
         self.threshold = threshold
         self._seen: dict[str, npt.NDArray[np.float32]] = {}
+        #: the identifier head: one hidden layer over the identifier's type, the purpose's
+        #: vector and its sentence's (set by :func:`load` when the file has one)
+        self.identifier: tuple[npt.NDArray[np.float32], ...] = ()
+        self.types: list[str] = []
+        self.identifier_threshold = 1.0
+
+    def identifiers(
+        self, found: Sequence[tuple[str, str]], to: str | None, purpose: str | None
+    ) -> list[float]:
+        """For each identifier (its type and its sentence), the chance the purpose does not
+        need it; 0 for every one when the file has no identifier head."""
+        if not found or not self.identifier:
+            return [0.0] * len(found)
+        vectors = self.vectors([*(s for _, s in found), context_text(to, purpose)])
+        kinds = np.zeros((len(found), len(self.types) + 1), dtype=np.float32)
+        for row, (kind, _) in enumerate(found):
+            at = self.types.index(kind) if kind in self.types else len(self.types)
+            kinds[row, at] = TYPE_WEIGHT
+        context = np.repeat(vectors[-1:], len(found), axis=0)
+        x = np.hstack([kinds, context, vectors[:-1]])
+        w1, b1, w2, b2 = self.identifier
+        hidden = np.maximum(x @ w1 + b1, 0.0)
+        logit = hidden @ w2 + b2
+        return [float(v) for v in 1.0 / (1.0 + np.exp(-logit))]
 
     def beside(self, sentences: Sequence[str], to: str | None, purpose: str | None) -> list[float]:
         """For each sentence, the chance it carries only what the purpose does not need."""
@@ -185,7 +211,8 @@ def save(path: Path, models: NeedModels, encoder_digest: str) -> None:
     p, n = models.purpose, models.need
     vocabulary = sorted(p.index, key=lambda t: p.index[t])
     meta = {**models.about, "encoder": encoder_digest, "floor": models.floor}
-    np.savez_compressed(
+    write: Any = np.savez_compressed  # its stubs take no mapping of arrays
+    write(
         tmp,
         vocabulary=np.array(json.dumps(vocabulary)),
         classes=np.array(json.dumps(p.classes)),
@@ -196,6 +223,17 @@ def save(path: Path, models: NeedModels, encoder_digest: str) -> None:
         b1=n.b1,
         w2=n.w2,
         b2=np.array([n.b2, n.threshold], dtype=np.float32),
+        **(
+            {
+                "id_w1": n.identifier[0].astype(np.float16),
+                "id_b1": n.identifier[1],
+                "id_w2": n.identifier[2],
+                "id_b2": np.array([float(n.identifier[3][0]), n.identifier_threshold]),
+                "id_types": np.array(json.dumps(n.types)),
+            }
+            if n.identifier
+            else {}
+        ),
         meta=np.array(json.dumps(meta)),
     )
     tmp.replace(path)
@@ -221,6 +259,15 @@ def load(path: Path) -> NeedModels:
             )
             b2, threshold = (float(v) for v in data["b2"])
             need = NeedModel(data["w1"], data["b1"], data["w2"], b2, threshold)
+            if "id_w1" in data:
+                bias, need.identifier_threshold = (float(v) for v in data["id_b2"])
+                need.identifier = (
+                    data["id_w1"].astype(np.float32),
+                    data["id_b1"].astype(np.float32),
+                    data["id_w2"].astype(np.float32),
+                    np.array([bias], dtype=np.float32),
+                )
+                need.types = json.loads(str(data["id_types"]))
     except (OSError, KeyError, ValueError) as exc:
         raise NeedModelError(
             f"{path}: the guard's need models cannot be read ({exc}); refit them with "

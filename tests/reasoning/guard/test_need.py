@@ -130,3 +130,24 @@ def test_fitting_refuses_a_folder_without_drafts(tmp_path: Path) -> None:
     (tmp_path / "w1.jsonl").write_text('{"text": "Hi", "spans": []}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"w1\.jsonl:1: a draft lacks purpose"):
         read_sets(tmp_path)
+
+
+def test_an_identifier_the_types_allow_goes_when_this_purpose_does_not_need_it(
+    guard: Guard,
+) -> None:
+    report = (
+        "Reporting a case of pertussis: Maya Lindgren, DOB 3/14/2015, SSN 512-44-9087, seen "
+        "11/2 with paroxysmal cough; PCR positive 11/4."
+    )
+    out = guard.check(report, to="County health department", purpose="reportable disease")
+    assert out.purpose.law == "public_health"
+    fate = {d.span.text: d.needed for d in out.decisions}
+    assert fate["512-44-9087"] is False and "512-44-9087" not in out.rewrite
+    assert fate["Maya Lindgren"] and fate["pertussis"] and "PCR positive 11/4" in out.rewrite
+    # police identifying a suspect may have the social security number (164.512(f)(2)(i))
+    police = guard.check(
+        "The man we treated on 3/4 was Tomas Greer, DOB 4/5/1980, SSN 512-44-9087.",
+        to="Officer Ruiz, city police (identifying a suspect)",
+        purpose="suspect ID",
+    )
+    assert {d.span.text: d.needed for d in police.decisions}["512-44-9087"] is True
