@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.reasoning.checklist.decide import decide
+from privacy_checklist.reasoning.guard.beside import MINIMUM_NECESSARY, judge
 from privacy_checklist.reasoning.guard.need import NeedModels
 from privacy_checklist.reasoning.guard.need import shipped as shipped_need
 from privacy_checklist.reasoning.guard.normalise import html_text
@@ -42,6 +43,7 @@ from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan
 from privacy_checklist.reasoning.guard.phi_data import identifier_types, own_parties
 from privacy_checklist.reasoning.guard.purpose import (
     PurposeReading,
+    SpanDecision,
     has_words,
     purposes_data,
     recipient_parts,
@@ -61,7 +63,6 @@ COVERED = frozenset({"covered entity", "business associate", "health care provid
 #: the most characters one message may hold
 MAX_CHARS = 20_000
 PERMIT, PROHIBIT = "permit", "prohibit"
-MINIMUM_NECESSARY = "164.502(b)(1)"
 #: what an identifier that has no general form becomes in a rewrite
 MARKERS = {"PHOTO": "[photo removed]", "BIOMETRIC": "[biometric removed]", "URL": "[link removed]"}
 DECLINE = (
@@ -72,35 +73,6 @@ DECLINE = (
 
 class GuardError(ValueError):
     """The input cannot be guarded (empty, too long, not text); the message says why."""
-
-
-@dataclass(frozen=True)
-class SpanDecision:
-    """One span and what the purpose makes of it."""
-
-    span: PhiSpan
-    needed: bool | None
-    why: str
-    norm: str
-    #: keep (needed or unknown), take-out (unneeded, no rewrite made), and what the rewrite
-    #: did with an unneeded span: generalise (to ``replacement``), remove, drop-sentence, or
-    #: decline (the whole message replaced by a decline)
-    action: str = ""
-    replacement: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.action:
-            object.__setattr__(self, "action", "take-out" if self.needed is False else "keep")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.span.to_json(),
-            "needed": self.needed,
-            "why": self.why,
-            "norm": self.norm,
-            "action": self.action,
-            **({"replacement": self.replacement} if self.action == "generalise" else {}),
-        }
 
 
 @dataclass(frozen=True)
@@ -552,70 +524,10 @@ class Guard:
         purpose: PurposeReading,
         to: str,
     ) -> list[SpanDecision]:
-        """The sentences the need model reads as carrying only what the purpose does not need
-        go whatever their words' types: each span in one is unneeded, and one with no span is
-        taken out whole (a span of the sentence, its type ``BESIDE``)."""
+        """The need model's judgement (:func:`.beside.judge`), when the guard has it."""
         if self._need is None or not sentences:
             return decisions
-        said = [text[a:b] for a, b in sentences]
-        chances = self._need.need.beside(said, to, purpose.words)
-        threshold = self._need.need.threshold
-        out = list(decisions)
-        label = purpose.spec.get("label", "the purpose")
-        # a message is about something: its likeliest-needed sentence stays whatever the model
-        # reads (a message all beside its purpose says the purpose was misread, not the text)
-        surest = min(range(len(chances)), key=lambda n: chances[n])
-        for n, ((start, end), chance) in enumerate(zip(sentences, chances, strict=True)):
-            if chance < threshold or n == surest or not re.search(r"[A-Za-z]{2,}", text[start:end]):
-                continue
-            why = (
-                f"beside the purpose ({label}): the sentence carries what it does not need "
-                f"(the need model, p={chance:.2f})"
-            )
-            inside = [n for n, d in enumerate(out) if start <= d.span.start < end]
-            for n in inside:
-                if out[n].needed is not False:
-                    out[n] = SpanDecision(out[n].span, False, why, MINIMUM_NECESSARY)
-            if not inside:
-                bare = text[start:end].strip()
-                at = text.index(bare, start)
-                span = PhiSpan(at, at + len(bare), bare, "health", "BESIDE", source="need")
-                out.append(SpanDecision(span, False, why, MINIMUM_NECESSARY))
-        return sorted(self._unneeded_identifiers(text, sentences, out, purpose, to), key=_at)
-
-    def _unneeded_identifiers(
-        self,
-        text: str,
-        sentences: Sequence[tuple[int, int]],
-        decisions: list[SpanDecision],
-        purpose: PurposeReading,
-        to: str,
-    ) -> list[SpanDecision]:
-        """An identifier the purpose's types allow still goes when the need model's identifier
-        head reads that this purpose does not need it here (a social security number in a
-        report that needs the name, a relative's phone in a claim)."""
-        assert self._need is not None
-        kept = [
-            n
-            for n, d in enumerate(decisions)
-            if d.needed and d.span.kind == "identifier" and d.span.source != "need"
-        ]
-        found = []
-        for n in kept:
-            at = decisions[n].span.start
-            start, end = next(((a, b) for a, b in sentences if a <= at < b), (0, len(text)))
-            found.append((decisions[n].span.type, text[start:end]))
-        chances = self._need.need.identifiers(found, to, purpose.words)
-        out = list(decisions)
-        for n, chance in zip(kept, chances, strict=True):
-            if chance >= self._need.need.identifier_threshold:
-                why = (
-                    f"{purpose.spec.get('label', 'the purpose')} does not need this "
-                    f"{identifier_types()[out[n].span.type]['label']} here "
-                    f"(the need model, p={chance:.2f})"
-                )
-                out[n] = SpanDecision(out[n].span, False, why, MINIMUM_NECESSARY)
-        return out
+        return judge(self._need.need, text, sentences, decisions, purpose, to)
 
     def _decide(
         self,
@@ -1212,10 +1124,6 @@ class Guard:
         if roles:
             return False  # an employer, a relative, a lawyer: someone the norms give a role
         return bool(re.search(self._staff_words, speaker))
-
-
-def _at(decision: SpanDecision) -> int:
-    return decision.span.start
 
 
 def _health_rule(spec: dict[str, Any], authorized: bool, to: str) -> str:

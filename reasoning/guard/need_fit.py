@@ -150,6 +150,35 @@ def identifier_rows(
     return np.vstack(rows).astype(np.float32), np.array(labels, dtype=np.int64)
 
 
+def identifier_head(
+    items: Sequence[dict[str, Any]], vectors: Vectors, need: NeedModel
+) -> tuple[int, int]:
+    """Fit the need model's identifier head on ``items`` and set it on ``need``; the
+    identifiers it learned from, and how many of them were not needed."""
+    from sklearn.neural_network import MLPClassifier
+
+    from privacy_checklist.reasoning.guard.phi_data import identifier_types
+
+    types = sorted(identifier_types())
+    id_rows, id_labels = identifier_rows(items, vectors, types)
+    head = MLPClassifier(
+        hidden_layer_sizes=(IDENTIFIER_HIDDEN,),
+        alpha=DECAY,
+        max_iter=200,
+        early_stopping=True,
+        random_state=0,
+    ).fit(id_rows, id_labels)
+    need.identifier = (
+        head.coefs_[0].astype(np.float32),
+        head.intercepts_[0].astype(np.float32),
+        head.coefs_[1][:, 0].astype(np.float32),
+        head.intercepts_[1].astype(np.float32),
+    )
+    need.types = types
+    need.identifier_threshold = IDENTIFIER_THRESHOLD
+    return len(id_labels), int(id_labels.sum())
+
+
 def fit(items: Sequence[dict[str, Any]], vectors: Vectors | None = None) -> NeedModels:
     """Both models fitted on ``items``."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -184,32 +213,14 @@ def fit(items: Sequence[dict[str, Any]], vectors: Vectors | None = None) -> Need
         float(mlp.intercepts_[1][0]),
         THRESHOLD,
     )
-    from privacy_checklist.reasoning.guard.phi_data import identifier_types
-
-    types = sorted(identifier_types())
-    id_rows, id_labels = identifier_rows(items, vectors, types)
-    head = MLPClassifier(
-        hidden_layer_sizes=(IDENTIFIER_HIDDEN,),
-        alpha=DECAY,
-        max_iter=200,
-        early_stopping=True,
-        random_state=0,
-    ).fit(id_rows, id_labels)
-    need.identifier = (
-        head.coefs_[0].astype(np.float32),
-        head.intercepts_[0].astype(np.float32),
-        head.coefs_[1][:, 0].astype(np.float32),
-        head.intercepts_[1].astype(np.float32),
-    )
-    need.types = types
-    need.identifier_threshold = IDENTIFIER_THRESHOLD
+    identifiers, unneeded = identifier_head(items, vectors, need)
     about = {
         "drafts": len(items),
         "writers": sorted({str(i.get("writer", "")) for i in items}),
         "sentences": len(labels),
         "beside": int(labels.sum()),
-        "identifiers": len(id_labels),
-        "identifiers_unneeded": int(id_labels.sum()),
+        "identifiers": identifiers,
+        "identifiers_unneeded": unneeded,
     }
     return NeedModels(purpose, need, FLOOR, about)
 

@@ -1,5 +1,6 @@
 """What a message is for, as the guard reads it: the data file of purposes
-(``reasoning/data/guard_purposes.json``), its word helpers, and :class:`PurposeReading`."""
+(``reasoning/data/guard_purposes.json``), its word helpers, :class:`PurposeReading`, and what
+the purpose makes of each span (:class:`SpanDecision`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from privacy_checklist.reasoning.guard.phi import PhiSpan
 from privacy_checklist.reasoning.text import data_path
 
 
@@ -122,4 +124,33 @@ class PurposeReading:
             "norm": spec.get("norm"),
             "how": self.how,
             "words": self.words,
+        }
+
+
+@dataclass(frozen=True)
+class SpanDecision:
+    """One span and what the purpose makes of it."""
+
+    span: PhiSpan
+    needed: bool | None
+    why: str
+    norm: str
+    #: keep (needed or unknown), take-out (unneeded, no rewrite made), and what the rewrite
+    #: did with an unneeded span: generalise (to ``replacement``), remove, drop-sentence, or
+    #: decline (the whole message replaced by a decline)
+    action: str = ""
+    replacement: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.action:
+            object.__setattr__(self, "action", "take-out" if self.needed is False else "keep")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.span.to_json(),
+            "needed": self.needed,
+            "why": self.why,
+            "norm": self.norm,
+            "action": self.action,
+            **({"replacement": self.replacement} if self.action == "generalise" else {}),
         }
