@@ -174,6 +174,7 @@ def run_command(args: argparse.Namespace) -> int:
     """Run the parsed command: its errors print ``pcheck COMMAND: <message>`` and exit 1, Ctrl-C
     exits 130, a closed pipe 0."""
     from privacy_checklist.kg.encoder import EncoderError
+    from privacy_checklist.reasoning.guard.need import NeedModelError
     from privacy_checklist.reasoning.learned.blend import BlendModelError
     from privacy_checklist.reasoning.learned.conditions import ConditionModelError
 
@@ -189,6 +190,7 @@ def run_command(args: argparse.Namespace) -> int:
         ConditionModelError,
         BlendModelError,
         EncoderError,
+        NeedModelError,
     ) as exc:
         print(f"pcheck {args.command}: {exc}", file=sys.stderr)
         return 1

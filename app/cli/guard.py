@@ -36,8 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "protected health information (the 18 identifiers of 164.514(b)(2)(i) and health "
         "information) and whether the purpose needs it under minimum necessary (164.502(b)), "
         "naming the norm. --to and --purpose take the words a person would type ('the patient's "
-        "health plan', 'payment: submitting a claim', 'an outside AI chatbot'); one that cannot "
-        "be read is reported, not guessed. Nothing is written unless --out is given.",
+        "health plan', 'payment: submitting a claim', 'an outside AI chatbot'), read into the "
+        "44 purposes the law names (public health, a subpoena, police identifying a suspect, "
+        "fundraising ...); one that cannot be read is reported, not guessed. A sentence that "
+        "carries only what the purpose does not need is taken out whatever its words' types. "
+        "Nothing is written unless --out is given.",
         epilog="examples:\n"
         '  pcheck guard --file draft.txt --to "the patient\'s health plan" '
         '--purpose "submitting a claim" --rewrite\n'

@@ -118,3 +118,20 @@ def test_a_file_with_windows_line_ends_reads_as_text_mode_did(tmp_path: Path, ca
     from privacy_checklist.app.cli.common import read_text_file
 
     assert read_text_file(str(draft)) == "Hi Ann,\nyour results are in.\nThanks\n"
+
+
+def test_damaged_need_models_are_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    from privacy_checklist.reasoning.guard import need
+
+    bad = tmp_path / "guard_need.npz"
+    bad.write_bytes(b"\x00not a model")
+    need.shipped.cache_clear()
+    monkeypatch.setattr(need, "shipped", lambda: need.load(bad))
+    import privacy_checklist.reasoning.guard.message as message
+
+    monkeypatch.setattr(message, "shipped_need", lambda: need.load(bad))
+    draft = tmp_path / "d.txt"
+    draft.write_text("Claim for Ana Ruiz, seen 3/4 for a sprain.", encoding="utf-8")
+    assert main(["guard", "--file", str(draft), "--to", "Aetna claims"]) == 1
+    said = one_line(capsys)
+    assert "guard_need.npz" in said and "need_fit" in said
