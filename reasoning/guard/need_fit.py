@@ -150,24 +150,31 @@ def identifier_rows(
     return np.vstack(rows).astype(np.float32), np.array(labels, dtype=np.int64)
 
 
+def _layer(hidden: int) -> Any:
+    """One hidden layer of ``hidden`` units, weight decay ``DECAY``, stopped early on a tenth
+    held out, seeded."""
+    from sklearn.neural_network import MLPClassifier
+
+    return MLPClassifier(
+        hidden_layer_sizes=(hidden,),
+        alpha=DECAY,
+        max_iter=200,
+        early_stopping=True,
+        random_state=0,
+    )
+
+
 def identifier_head(
     items: Sequence[dict[str, Any]], vectors: Vectors, need: NeedModel
 ) -> tuple[int, int]:
     """Fit the need model's identifier head on ``items`` and set it on ``need``; the
     identifiers it learned from, and how many of them were not needed."""
-    from sklearn.neural_network import MLPClassifier
 
     from privacy_checklist.reasoning.guard.phi_data import identifier_types
 
     types = sorted(identifier_types())
     id_rows, id_labels = identifier_rows(items, vectors, types)
-    head = MLPClassifier(
-        hidden_layer_sizes=(IDENTIFIER_HIDDEN,),
-        alpha=DECAY,
-        max_iter=200,
-        early_stopping=True,
-        random_state=0,
-    ).fit(id_rows, id_labels)
+    head = _layer(IDENTIFIER_HIDDEN).fit(id_rows, id_labels)
     need.identifier = (
         head.coefs_[0].astype(np.float32),
         head.intercepts_[0].astype(np.float32),
@@ -183,7 +190,6 @@ def fit(items: Sequence[dict[str, Any]], vectors: Vectors | None = None) -> Need
     """Both models fitted on ``items``."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
 
     vectors = vectors or Vectors()
     said = [context_text(i.get("to"), i.get("purpose_words")) for i in items]
@@ -199,13 +205,7 @@ def fit(items: Sequence[dict[str, Any]], vectors: Vectors | None = None) -> Need
         [str(c) for c in logistic.classes_],
     )
     rows, labels = need_rows(items, vectors)
-    mlp = MLPClassifier(
-        hidden_layer_sizes=(HIDDEN,),
-        alpha=DECAY,
-        max_iter=200,
-        early_stopping=True,
-        random_state=0,
-    ).fit(rows, labels)
+    mlp = _layer(HIDDEN).fit(rows, labels)
     need = NeedModel(
         mlp.coefs_[0],
         mlp.intercepts_[0],
