@@ -512,22 +512,9 @@ class Guard:
             sentence = next(((a, b) for a, b in sentences if a <= span.start < b), (0, len(text)))
             out.append(self._decide(text, span, sentence, purpose, permitted, auth, to))
         applies = f"applies: {MINIMUM_NECESSARY}{auth}"
-        if permitted is False and spec.get("deidentify"):
-            return out, applies  # the rewrite de-identifies: what is left is not PHI
-        return self._beside(text, sentences, out, purpose, to), applies
-
-    def _beside(
-        self,
-        text: str,
-        sentences: Sequence[tuple[int, int]],
-        decisions: list[SpanDecision],
-        purpose: PurposeReading,
-        to: str,
-    ) -> list[SpanDecision]:
-        """The need model's judgement (:func:`.beside.judge`), when the guard has it."""
-        if self._need is None or not sentences:
-            return decisions
-        return judge(self._need.need, text, sentences, decisions, purpose, to)
+        if self._need is None or not sentences or (permitted is False and spec.get("deidentify")):
+            return out, applies  # no need model, or the rewrite de-identifies: not PHI then
+        return judge(self._need.need, text, sentences, out, purpose, to), applies
 
     def _decide(
         self,
