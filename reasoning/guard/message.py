@@ -49,6 +49,7 @@ from privacy_checklist.reasoning.guard.purpose import (
     recipient_parts,
     word_list,
 )
+from privacy_checklist.reasoning.guard.thread import conversation
 from privacy_checklist.reasoning.reading.types import Fact, Flow
 from privacy_checklist.reasoning.text import sentence_spans
 
@@ -1026,91 +1027,9 @@ class Guard:
         self, turns: Sequence[dict[str, Any]], purpose: str | None = None
     ) -> list[dict[str, Any]]:
         """Each turn of the covered entity's side judged against what the thread has already
-        made known: a turn that adds, for a patient the thread has identified (by anyone's
-        words: a caller naming the patient is enough), what the purpose does not let its
-        recipient know is stopped, with why and a safer turn. A permission stated earlier in
-        the thread ("he signed the release this morning") counts. A thread is one exchange:
-        what was said in it is known to its parties."""
-        earlier: list[str] = []
-        identity: list[str] = []
-        out: list[dict[str, Any]] = []
-        assert self.phi is not None
-        for number, turn in enumerate(turns, start=1):
-            speaker = str(turn.get("speaker", "")).strip()
-            recipient = str(turn.get("recipient", "")).strip()
-            text = check_message(turn.get("text"), f"turn {number}")
-            result: dict[str, Any] = {"turn": number, "speaker": speaker, "recipient": recipient}
-            if not self._covered_side(speaker):
-                result.update(judged=False, stop=False, why="not the covered entity's turn")
-                out.append(result)
-            else:
-                out.append(self._judge_turn(result, text, purpose, " ".join(earlier), identity))
-            earlier.append(text)
-            # what identifies the patient: the turns' words, and the parties' own names
-            # ("reviewer Dana K.", "caller who says she is Rick Hensley's ex-wife")
-            for words in (text, speaker, recipient):
-                identity += [s.text for s in self.phi.find(words) if s.kind == "identifier"]
-        return out
-
-    def _judge_turn(
-        self,
-        result: dict[str, Any],
-        text: str,
-        purpose: str | None,
-        earlier: str,
-        identity: list[str],
-    ) -> dict[str, Any]:
-        known = ", ".join(dict.fromkeys(identity))
-        guarded = self.check(
-            text,
-            to=result["recipient"],
-            purpose=purpose,
-            sender=result["speaker"],
-            known=known,
-            earlier=earlier,
-        )
-        added = list(guarded.unneeded)
-        identified = (
-            bool(known)
-            or any(d.span.kind == "identifier" for d in guarded.decisions)
-            or bool(guarded.purpose.spec.get("identified"))
-        )
-        stop = bool(added) and (identified or any(d.span.kind == "identifier" for d in added))
-        unread = (
-            guarded.purpose.key is None
-            and identified
-            and any(d.span.kind == "health" for d in guarded.decisions)
-        )
-        if unread:
-            added = [d for d in guarded.decisions if d.span.kind == "health"]
-            stop = True
-        result.update(
-            judged=True,
-            stop=stop,
-            verdict=guarded.verdict,
-            purpose=guarded.purpose.to_json(),
-            spans=[d.to_json() for d in guarded.decisions],
-        )
-        if not stop:
-            result["why"] = guarded.explanation
-            return result
-        what = "; ".join(f"'{d.span.text}' ({d.why})" for d in added[:4])
-        if unread:
-            what += f"; hold it until the recipient is known ({guarded.purpose.how})"
-        who = result["recipient"] or "the recipient"
-        result["why"] = f"Stopped: with what {who} already knows, this turn would disclose {what}."
-        result["safer"] = guarded.rewrite
-        return result
-
-    def _covered_side(self, speaker: str) -> bool:
-        if not speaker:
-            return False
-        roles = self._roles(speaker)
-        if roles & COVERED or "workforce" in roles:
-            return True
-        if roles:
-            return False  # an employer, a relative, a lawyer: someone the norms give a role
-        return bool(re.search(self._staff_words, speaker))
+        made known, an identifier given in pieces put together
+        (:func:`privacy_checklist.reasoning.guard.thread.conversation`)."""
+        return conversation(self, turns, purpose)
 
 
 def _health_rule(spec: dict[str, Any], authorized: bool, to: str) -> str:

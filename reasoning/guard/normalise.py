@@ -10,6 +10,9 @@ of the original it came from, so a span found in it is a span of the original
 - ``&nbsp;``, ``&amp;`` and the like become their characters (a message in HTML is read as
   its text, each block ending a line, before it comes here: ``message.check_message``);
 - digits or capitals spelled out one by one ("2 1 9-0 9-9 9 9 9", "S S N") are closed up;
+- digits said in words, one by one ("two one nine, zero nine, nine nine nine nine" is
+  "219-09-9999": a comma or hyphen between them is a hyphen), and a year said in words
+  ("nineteen fifty-two" is "1952"), so a number read aloud meets the same recognizers;
 - " at " and " dot " in an address ("mary dot jones at gmail dot com", "(at)", "[dot]") become
   "@" and ".".
 """
@@ -31,6 +34,26 @@ _ENTITY = re.compile(r"&(?:#\d{1,6}|#x[0-9a-fA-F]{1,6}|[A-Za-z]{2,8});")
 #: three or more single digits or capitals, one space or a hyphen between each ("K 3.6"
 #: and "B12 1 mg" are not spelled out)
 _SPELLED = re.compile(r"(?<![\w.])(?:[0-9A-Z](?: ?- ?| )){2,}[0-9A-Z](?!\w|\.\w)")
+_DIGITS = {
+    "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4",
+    "five": "5", "six": "6", "seven": "7", "eight": "8", "nine": "9",
+}  # fmt: skip
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = {"twenty": 2, "thirty": 3, "forty": 4, "fifty": 5, "sixty": 6, "seventy": 7,
+         "eighty": 8, "ninety": 9}  # fmt: skip
+_ONE = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+_SAID = rf"(?:(?:double|triple)\s+)?{_ONE}"
+#: two or more digits said one by one ("oh" counts only after another)
+_SAID_DIGITS = re.compile(rf"(?i)\b(?!oh\b){_SAID}(?:(?:\s*[,-]\s*|\s+){_SAID})+\b")
+_UNIT = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+_TEEN = "(?:" + "|".join(_TEENS) + ")"
+_TEN = "(?:" + "|".join(_TENS) + ")"
+_TWO = rf"(?:{_TEEN}|{_TEN}(?:[\s-]+{_UNIT})?|oh[\s-]+{_UNIT}|hundred)"
+#: a year said in words: "nineteen fifty-two", "nineteen oh five", "two thousand and nine"
+_SAID_YEAR = re.compile(
+    rf"(?i)\b(?:(?:nineteen|eighteen|twenty)[\s-]+{_TWO}"
+    rf"|two\s+thousand(?:\s+and)?(?:[\s-]+(?:{_TEEN}|{_TEN}(?:[\s-]+{_UNIT})?|{_UNIT}))?)\b"
+)
 _AT = r"\s*(?:\(at\)|\[at\]|\bat\b)\s*"
 _DOT = r"\s*(?:\(dot\)|\[dot\]|\bdot\b)\s*"
 _TOP = r"(?:com|org|net|edu|gov|io|us|co|uk|ca|info|biz|me)"
@@ -82,6 +105,41 @@ def _sub(
     return Normalised("".join(text), tuple(starts), tuple(ends))
 
 
+def _digits(match: re.Match[str]) -> str:
+    out = []
+    for part in re.finditer(r"(?i)(\s*[,-]\s*)|(double|triple)\s+(\w+)|(\w+)", match.group()):
+        if part.group(1):
+            out.append("-")
+        elif part.group(2):
+            out.append(
+                _DIGITS[part.group(3).lower()] * (2 if part.group(2).lower() == "double" else 3)
+            )
+        elif part.group(4):
+            out.append(_DIGITS[part.group(4).lower()])
+    return "".join(out)
+
+
+def _two(words: list[str]) -> int:
+    """The number of one to two words under a hundred ("fifty two", "oh five", "twelve")."""
+    if not words:
+        return 0
+    if words[0] == "oh":
+        return int(_DIGITS[words[1]])
+    if words[0] in _TEENS:
+        return 10 + _TEENS.index(words[0])
+    if words[0] in _TENS:
+        return _TENS[words[0]] * 10 + (int(_DIGITS[words[1]]) if len(words) > 1 else 0)
+    return int(_DIGITS[words[0]])
+
+
+def _year(match: re.Match[str]) -> str:
+    words = [w for w in re.split(r"[\s-]+", match.group().lower()) if w and w != "and"]
+    if words[:2] == ["two", "thousand"]:
+        return str(2000 + _two(words[2:]))
+    century = {"eighteen": 18, "nineteen": 19, "twenty": 20}[words[0]]
+    return str(century * 100 + (0 if words[1] == "hundred" else _two(words[1:])))
+
+
 def _mailbox(match: re.Match[str]) -> str:
     words = re.sub(_DOT, ".", match.group(), flags=re.I)
     return re.sub(_AT, "@", words, flags=re.I)
@@ -95,6 +153,10 @@ def normalise(text: str) -> Normalised:
     if "&" in text:
         found = _sub(found, _ENTITY, lambda m: html.unescape(m.group()).replace("\xa0", " "))
     found = _sub(found, _SPELLED, lambda m: m.group().replace(" ", ""))
+    if _SAID_DIGITS.search(found.text):
+        found = _sub(found, _SAID_DIGITS, _digits)
+    if _SAID_YEAR.search(found.text):
+        found = _sub(found, _SAID_YEAR, _year)
     if re.search(r"(?i)\bat\b|\(at\)|\[at\]", found.text):
         found = _sub(found, _MAILBOX, _mailbox)
     return found
