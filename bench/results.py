@@ -152,6 +152,7 @@ SCRIPTS = {
     "guard-text-tagger": ["bench/guard_text/tagger_lwo.py", "--json", "{out}/out.json"],
     "guard-speed": ["bench/guard.py", "--notes", "--repeat", "1", "--json", "{out}/out.json"],
     "answer-corpus": ["bench/answer_corpus/measure.py", "--json", "{out}/out.json"],
+    "guard-pieces": ["bench/guard_pieces/measure.py", "--json", "{out}/out.json"],
     **{
         name: [
             "bench/experiments/blend_lwo.py",
@@ -633,7 +634,7 @@ def _writers_table(found: dict[str, Any] | None, name: str, columns: dict[str, s
     out = found["output"]
     rows = []
     for writer, figures in [*out["writers"].items(), ("all", out["all"])]:
-        count = figures.get("drafts", figures.get("judged"))
+        count = figures.get("drafts", figures.get("judged", figures.get("conversations")))
         shown = [_f(figures.get(key)) for key in columns]
         rows.append(([writer, count, *shown], _command(found)))
     return _table(["writer", "n", *columns.values()], rows)
@@ -661,6 +662,15 @@ GUARD_CORPUS = {
 }
 #: the same with the purpose and need models, and how often the purpose was read as labelled
 GUARD_CORPUS_MODELS = {**GUARD_CORPUS, "purpose_read": "purpose read as labelled"}
+#: the guard's figures on conversations that give an identifier in pieces
+GUARD_PIECES = {
+    "completing_turns": "completing turns",
+    "completed_found": "put together",
+    "completed_stopped": "stopped",
+    "not_judged": "speaker not read as staff",
+    "early_completions": "a piece early",
+    "false_completions": "where none was",
+}
 #: the guard's figures on clinical text pasted or typed into a chatbot, as its table shows them
 GUARD_TEXT = {
     "found": "identifiers found",
@@ -935,6 +945,18 @@ def render(folder: Path = OUT) -> str:
         "untouched at least 95%; 20 notes a second.",
         "",
         *_guard_text_rows(results),
+        "",
+        "An identifier given in pieces over a conversation (issue 28, item 4): writers wrote "
+        "conversations in which staff give one patient's number to one outsider over several "
+        "turns, labelling the turn with the last piece, and conversations where numbers over "
+        "several turns make none (`bench/data/guard_pieces/`). Nothing is fitted. First "
+        "readings: p01 0.136 put together and 1 where none was, p02 0.095 and 13 (8e6b286); "
+        "p03, written after the changes made on p01 and p02 and read once with them, 0.10 "
+        "and 0, 12 of its 20 completing turns said by a speaker the guard did not read as "
+        'staff ("Dana (St. Brigid Medical Center registration)": the words in brackets were '
+        "not read; now they are when the rest names no role).",
+        "",
+        *_writers_table(results.get("guard-pieces"), "guard-pieces", GUARD_PIECES),
         "",
         "The identifier tagger alone, each writer read by the tagger fitted on the others:",
         "",

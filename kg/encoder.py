@@ -194,29 +194,46 @@ def export(out: Path = GRAPH, tokenizer_out: Path = TOKENIZER) -> dict[str, Any]
         tmp_graph.replace(out)
         tmp_tokens.replace(tokenizer_out)
     cosine = [round(float(a @ b), 4) for a, b in zip(ours, theirs, strict=True)]
-    return {"graph": str(out), "bytes": out.stat().st_size, "cosine": cosine}
+    return {"path": str(out), "bytes": out.stat().st_size, "cosine": cosine}
+
+
+def build_command(
+    argv: list[str] | None,
+    what: str,
+    flag: str,
+    made: Path,
+    build: Any,
+    compared: str,
+) -> int:
+    """A shipped encoder's command: without ``--FLAG`` it says whether ``made`` is there; with
+    it, ``build()`` makes it and the command prints what was written and how close it reads to
+    ``compared`` (cosine); a missing dependency is one line."""
+    parser = argparse.ArgumentParser(description=what)
+    parser.add_argument(f"--{flag}", action="store_true", help="make it")
+    args = parser.parse_args(argv)
+    if not getattr(args, flag):
+        print(f"{made} ({'present' if made.exists() else 'missing'})")
+        return 0
+    try:
+        done = build()
+    except ImportError as exc:
+        print(f"{made.name}: {exc}", file=sys.stderr)
+        return 1
+    size = Path(done["path"]).stat().st_size / 1e6
+    print(f"wrote {done['path']} ({size:.1f} MB); cosine to {compared}: {done['cosine']}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description="The shipped ONNX sentence encoder: --export makes it from the bundled "
-        "all-MiniLM-L6-v2 (needs the embeddings extra and onnx)."
+    return build_command(
+        argv,
+        "The shipped ONNX sentence encoder: --export makes it from the bundled "
+        "all-MiniLM-L6-v2 (needs the embeddings extra and onnx).",
+        "export",
+        GRAPH,
+        export,
+        "sentence-transformers on three sentences",
     )
-    parser.add_argument("--export", action="store_true", help="export and quantise the encoder")
-    args = parser.parse_args(argv)
-    if not args.export:
-        print(f"{GRAPH} ({'present' if GRAPH.exists() else 'missing'})")
-        return 0
-    try:
-        made = export()
-    except ImportError as exc:
-        print(f"encoder: {exc}", file=sys.stderr)
-        return 1
-    print(
-        f"wrote {made['graph']} ({made['bytes'] / 1e6:.1f} MB); cosine to sentence-transformers "
-        f"on three sentences: {made['cosine']}"
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "parse": ("spacy",),
     "guard": ("presidio_analyzer", "presidio_anonymizer"),
     "local": ("torch", "transformers", "gguf", "accelerate"),
+    "distill": ("model2vec",),
 }
 
 

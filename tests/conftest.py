@@ -6,7 +6,10 @@ machine, and fail in CI (CI=true), where it must be there.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +141,10 @@ def editors_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, users_file: P
     monkeypatch.setenv("PCHECK_USERS", str(users_file))
     monkeypatch.delenv("PCHECK_KB", raising=False)
     return path
+
+
+def loaded_after(code: str, modules: tuple[str, ...]) -> list[bool]:
+    """Which of ``modules`` a fresh interpreter has imported after running ``code``."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([n in sys.modules for n in {modules!r}]))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))

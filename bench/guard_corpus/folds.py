@@ -28,7 +28,7 @@ class Folds:
 
     def __call__(self, writer: str) -> Any:
         """The models fitted on every writer but ``writer``."""
-        from privacy_checklist.kg.encoder import graph_digest
+        from privacy_checklist.kg.static import table_digest
         from privacy_checklist.reasoning.guard import need, need_fit
 
         train = [item for w, items in sorted(self.sets.items()) if w != writer for item in items]
@@ -36,9 +36,9 @@ class Folds:
         digest.update(json.dumps(train, sort_keys=True).encode())
         for module in (need, need_fit):
             digest.update(Path(module.__file__).read_bytes())
-        digest.update(graph_digest().encode())
+        digest.update(table_digest().encode())
         path = CACHE / f"{writer}-{digest.hexdigest()[:16]}.npz"
         if not path.exists():
             CACHE.mkdir(parents=True, exist_ok=True)
-            need.save(path, need_fit.fit(train, self.vectors), graph_digest())
+            need.save(path, need_fit.fit(train, self.vectors), table_digest())
         return need.load(path)

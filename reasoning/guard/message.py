@@ -384,11 +384,12 @@ class Guard:
         )
 
     def _roles(self, phrase: str) -> frozenset[str]:
-        """The roles (with ancestors) the role graph reads in a party's words."""
+        """The roles (with ancestors) the role graph reads in a party's words; in brackets only
+        when the rest names none ("Dana (St. Brigid registration)")."""
         assert self.reasoner is not None and self.reasoner.reader is not None
-        bare = re.sub(r"\([^)]*\)", "", phrase).strip() or phrase
-        roles, _role, _how = self.reasoner.reader.roles_of(bare)
-        return roles
+        read = self.reasoner.reader.roles_of
+        roles: frozenset[str] = read(re.sub(r"\([^)]*\)", "", phrase).strip() or phrase)[0]
+        return roles or frozenset().union(*(read(b)[0] for b in re.findall(r"\((.*?)\)", phrase)))
 
     # ----------------------------------------------------------------- the flow
 
@@ -1026,9 +1027,7 @@ class Guard:
     def conversation(
         self, turns: Sequence[dict[str, Any]], purpose: str | None = None
     ) -> list[dict[str, Any]]:
-        """Each turn of the covered entity's side judged against what the thread has already
-        made known, an identifier given in pieces put together
-        (:func:`privacy_checklist.reasoning.guard.thread.conversation`)."""
+        """Each turn judged against what the thread made known (:func:`.thread.conversation`)."""
         return conversation(self, turns, purpose)
 
 

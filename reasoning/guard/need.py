@@ -7,8 +7,9 @@ hands (issue 28, items 1 and 2). The law stays in the data file; these read the 
   the guard falls back on the data file's words or asks.
 - :class:`NeedModel` reads each sentence of the message, beside what the person typed, and
   gives the chance that the sentence carries only what the purpose does not need (a custody
-  fight in a fitness-for-duty result, meth use in a claim): the shipped sentence encoder's
-  vectors of the sentence and of the purpose, the sentence's place in the message, and one
+  fight in a fitness-for-duty result, meth use in a claim): the static encoder's vectors
+  (:mod:`privacy_checklist.kg.static`, distilled from the shipped MiniLM) of the sentence and
+  of the purpose, the sentence's place in the message, and one
   hidden layer. Such a sentence goes whatever types its words are, or none.
 
 Both are fitted by ``python -m privacy_checklist.reasoning.guard.need_fit`` (``make train``) on
@@ -176,11 +177,11 @@ class NeedModel:
     def vectors(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """The encoder's vectors, each text encoded once (a rewrite's re-check reads again
         the sentences it kept); the last 512 texts are remembered."""
-        from privacy_checklist.kg.encoder import encoder
+        from privacy_checklist.kg.static import static_encoder
 
         new = [t for t in dict.fromkeys(texts) if t not in self._seen]
         if new:
-            self._seen.update(zip(new, encoder().encode(new), strict=True))
+            self._seen.update(zip(new, static_encoder().encode(new), strict=True))
         out = np.stack([self._seen[t] for t in texts])
         for old in list(self._seen)[: max(0, len(self._seen) - 512)]:
             del self._seen[old]
@@ -245,7 +246,7 @@ def load(path: Path) -> NeedModels:
     Raises:
         NeedModelError: it is missing, damaged, or fitted on another sentence encoder.
     """
-    from privacy_checklist.kg.encoder import graph_digest
+    from privacy_checklist.kg.static import table_digest
 
     try:
         with np.load(path) as data:
@@ -273,7 +274,7 @@ def load(path: Path) -> NeedModels:
             f"{path}: the guard's need models cannot be read ({exc}); refit them with "
             "python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus"
         ) from exc
-    if meta.get("encoder") and meta["encoder"] != graph_digest():
+    if meta.get("encoder") and meta["encoder"] != table_digest():
         raise NeedModelError(
             f"{path}: fitted on another sentence encoder ({meta['encoder']}); refit with "
             "python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus"

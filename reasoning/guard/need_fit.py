@@ -97,11 +97,11 @@ class Vectors:
         self.seen: dict[str, npt.NDArray[np.float32]] = {}
 
     def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        from privacy_checklist.kg.encoder import encoder
+        from privacy_checklist.kg.static import static_encoder
 
         new = sorted({t for t in texts if t not in self.seen})
         if new:
-            for text, vector in zip(new, encoder().encode(new), strict=True):
+            for text, vector in zip(new, static_encoder().encode(new), strict=True):
                 self.seen[text] = vector
         return np.stack([self.seen[t] for t in texts])
 
@@ -226,7 +226,7 @@ def fit(items: Sequence[dict[str, Any]], vectors: Vectors | None = None) -> Need
 
 
 def main(argv: list[str] | None = None) -> int:
-    from privacy_checklist.kg.encoder import graph_digest
+    from privacy_checklist.kg.static import table_digest
     from privacy_checklist.reasoning.text import data_path
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     items = [item for _, found in sorted(sets.items()) for item in found]
     models = fit(items)
     out = args.out or data_path(NAME)
-    save(out, models, graph_digest())
+    save(out, models, table_digest())
     print(
         f"{out}: {len(items)} drafts of {len(sets)} writers, {models.about['sentences']} sentences"
     )

@@ -42,12 +42,22 @@ _TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen
 _TENS = {"twenty": 2, "thirty": 3, "forty": 4, "fifty": 5, "sixty": 6, "seventy": 7,
          "eighty": 8, "ninety": 9}  # fmt: skip
 _ONE = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
-_SAID = rf"(?:(?:double|triple)\s+)?{_ONE}"
-#: two or more digits said one by one ("oh" counts only after another)
-_SAID_DIGITS = re.compile(rf"(?i)\b(?!oh\b){_SAID}(?:(?:\s*[,-]\s*|\s+){_SAID})+\b")
 _UNIT = r"(?:one|two|three|four|five|six|seven|eight|nine)"
 _TEEN = "(?:" + "|".join(_TEENS) + ")"
 _TEN = "(?:" + "|".join(_TENS) + ")"
+#: a number under a hundred said as one: "thirteen", "forty-eight", "seventy two"
+_PAIR = rf"(?:{_TEEN}|{_TEN}(?:-|\s+){_UNIT}|{_TEN}(?!(?:-|\s+){_UNIT}\b))"
+_SAID = rf"(?:{_PAIR}|(?:double|triple)\s+{_ONE}|{_ONE})"
+_GAP = r"(?:\s*[,-]\s*|\s+)"
+_NOT_TIME = r"(?!\s*(?:am|pm|a\.m\.|p\.m\.|o'clock)(?!\w))"
+#: digits said in words: two numbers or more ("two one nine", "thirteen forty-eight", "oh oh
+#: seven"), one said "double" or "triple", or a message that is only a number ("seventy-two");
+#: "oh" opens a run only before two more ("Oh, nine of ten" is not a number)
+_SAID_DIGITS = re.compile(
+    rf"(?i)\b(?:(?:double|triple)\s+{_ONE}(?:{_GAP}{_SAID})*"
+    rf"|(?:oh\s+(?={_SAID}\s+{_SAID}\b)|(?!oh\b)){_SAID}(?:{_GAP}{_SAID})+)\b{_NOT_TIME}"
+    rf"|^\W*{_SAID}(?=\W*$)"
+)
 _TWO = rf"(?:{_TEEN}|{_TEN}(?:[\s-]+{_UNIT})?|oh[\s-]+{_UNIT}|hundred)"
 #: a year said in words: "nineteen fifty-two", "nineteen oh five", "two thousand and nine"
 _SAID_YEAR = re.compile(
@@ -105,17 +115,30 @@ def _sub(
     return Normalised("".join(text), tuple(starts), tuple(ends))
 
 
+def _closed(match: re.Match[str]) -> str:
+    """Characters spelled out closed up: digits keep their hyphens (a number's groups),
+    capitals lose them ("M-R-N" is "MRN")."""
+    spelled = match.group().replace(" ", "")
+    return spelled.replace("-", "") if not re.search(r"\d", spelled) else spelled
+
+
 def _digits(match: re.Match[str]) -> str:
     out = []
-    for part in re.finditer(r"(?i)(\s*[,-]\s*)|(double|triple)\s+(\w+)|(\w+)", match.group()):
-        if part.group(1):
+    for part in re.finditer(
+        rf"(?i)(?P<pair>{_PAIR})|(?P<times>double|triple)\s+(?P<of>\w+)|(?P<one>{_ONE})"
+        r"|(?P<gap>\s*[,-]\s*)",
+        match.group(),
+    ):
+        if part.group("pair"):
+            words = re.split(r"[\s-]+", part.group("pair").lower())
+            out.append(f"{_two(words):02d}")
+        elif part.group("times"):
+            times = 2 if part.group("times").lower() == "double" else 3
+            out.append(_DIGITS[part.group("of").lower()] * times)
+        elif part.group("one"):
+            out.append(_DIGITS[part.group("one").lower()])
+        elif part.group("gap") and out:
             out.append("-")
-        elif part.group(2):
-            out.append(
-                _DIGITS[part.group(3).lower()] * (2 if part.group(2).lower() == "double" else 3)
-            )
-        elif part.group(4):
-            out.append(_DIGITS[part.group(4).lower()])
     return "".join(out)
 
 
@@ -152,11 +175,11 @@ def normalise(text: str) -> Normalised:
         found = _sub(found, _INVISIBLE, lambda m: "")
     if "&" in text:
         found = _sub(found, _ENTITY, lambda m: html.unescape(m.group()).replace("\xa0", " "))
-    found = _sub(found, _SPELLED, lambda m: m.group().replace(" ", ""))
-    if _SAID_DIGITS.search(found.text):
-        found = _sub(found, _SAID_DIGITS, _digits)
+    found = _sub(found, _SPELLED, _closed)
     if _SAID_YEAR.search(found.text):
         found = _sub(found, _SAID_YEAR, _year)
+    if _SAID_DIGITS.search(found.text):
+        found = _sub(found, _SAID_DIGITS, _digits)
     if re.search(r"(?i)\bat\b|\(at\)|\[at\]", found.text):
         found = _sub(found, _MAILBOX, _mailbox)
     return found

@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.reasoning.guard.normalise import normalise
-from privacy_checklist.reasoning.guard.phi_data import _nearest_context
+from privacy_checklist.reasoning.guard.phi_data import _nearest_context, _word_at, phi_data
 
 if TYPE_CHECKING:
     from privacy_checklist.reasoning.guard.message import Guard, Guarded
     from privacy_checklist.reasoning.guard.purpose import SpanDecision
 
 #: a number as written, its digits and the hyphens, spaces or dots between them
-_NUMBER = re.compile(r"\d(?:[\d.\s-]*\d)?")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)|\d(?:[\d.\s-]*\d)?")
 #: identifier types that are numbers (a date or an age is not put together from pieces)
 NUMBERS = frozenset(
     {
@@ -42,11 +42,37 @@ NUMBERS = frozenset(
         "OTHER_ID",
     }
 )
-#: the types whose shape alone says what a number is (no word before a piece need name it)
-SHAPED = frozenset({"SSN", "PHONE", "FAX"})
+#: the numbers whose shape alone says what they are, by their groups of digits: pieces that
+#: fall on a shape's groups ("912", then "55", then "0193") make that number though no word
+#: names it (a piece may hold more than one group: "503555", then "0119")
+SHAPES = (
+    ("SSN", (3, 2, 4)),
+    ("PHONE", (3, 3, 4)),
+    ("PHONE", (1, 3, 3, 4)),
+    ("PHONE", (3, 4)),
+)
 #: the fewest digits a number put together from pieces has, and the most pieces it takes
 MIN_DIGITS = 7
 MAX_PIECES = 4
+#: a turn with more numbers than this lists values; it gives no pieces
+MAX_IN_TURN = 3
+#: the words before a number as long as a whole identifier that say it is only its first part
+_PART = re.compile(
+    r"(?i)\b(?:starts?|begins?|first|part|chunk|half|then|continues)\b\W*(?:\w+\W+){0,2}$"
+)
+#: the most digits an identifying number has
+MAX_DIGITS = 12
+#: what the readers read as a value, not an identifying number: no piece of one
+VALUES = frozenset({"DATE", "AGE"})
+#: a number that counts digits ("the first 3 are 5 3 1", "it's 10 digits") is no piece
+_COUNT = re.compile(r"(?i)\b(?:first|last|middle|next|other|remaining)\s*$")
+_COUNTED = re.compile(r"(?i)\s*(?:more\s+)?(?:digits?|numbers?|characters?|total)\b")
+#: after a number, what makes it a value: a time, a share, a measure ("2:14", "35%",
+#: "6-month", "40 units"); before it, money ("$85")
+_UNIT = re.compile(
+    r"(?i)(?::\d|\s*(?:%|percent\b)|(?:\s*[\u2013-]\s*\d+)?[\s-]?(?:business\s+)?(?:mo|months?|days?|weeks?|wks?|years?|yrs?|hours?"
+    r"|hrs?|min|mg|mcg|ml|l|cc|units?|kg|lbs?|pm|am|a\.m\.|p\.m\.)\b)"
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +103,7 @@ class Completed:
     whole: str
     type: str
     turns: tuple[int, ...]
+    shaped: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"number": self.whole, "type": self.type, "with_turns": list(self.turns)}
@@ -85,50 +112,97 @@ class Completed:
 def numbers(text: str, turn: int = 0, read: list[Any] | None = None) -> list[Piece]:
     """The numbers in ``text`` that could be a piece of one (digits said in words count: the
     text is read through :func:`.normalise.normalise`), each typed by the words just before
-    it. Not a piece: a number the readers already read as something (``read``: a date, a
-    phone number, a code, a dose), a year, or one as long as a whole identifier."""
+    it. Not a piece: a number the readers read as something other than an identifying number
+    (``read``: a date, an age, a code, a dose), a time, a year, or one as long as a whole
+    identifier."""
     found = normalise(text)
     out = []
     for match in _NUMBER.finditer(found.text):
         start, end = found.original(*match.span())
         digits = re.sub(r"\D", "", match.group())
+        named = _nearest_context(found.text[: match.start()])[0]
         if (
-            len(digits) >= MIN_DIGITS
-            or re.fullmatch(r"(?:19|20)\d\d", digits)
-            or any(s.start < end and start < s.end for s in read or ())
+            len(digits) > MAX_DIGITS
+            or "," in match.group()
+            or (len(digits) >= MIN_DIGITS and not _PART.search(found.text[: match.start()]))
+            or (not named and re.fullmatch(r"(?:19|20)\d\d", digits))
+            or found.text[max(0, match.start() - 1) : match.start()] in ("$", ":")
+            or _UNIT.match(found.text[match.end() :])
+            or _COUNT.search(found.text[: match.start()])
+            or _COUNTED.match(found.text[match.end() :])
+            or any(
+                s.start < end
+                and start < s.end
+                and ((s.kind == "health" and s.type != "CODE") or s.type in VALUES)
+                for s in read or ()
+            )
         ):
             continue
-        named = _nearest_context(found.text[: match.start()])[0]
         out.append(Piece(start, end, digits, named, turn))
-    return out
+    if len(out) > MAX_IN_TURN:
+        return []  # a list of values (doses, vitals, times), not a number told in parts
+    later = _named_anywhere(found.text.lower())  # "21 - it's her MRN, not the insurance one"
+    return [replace(p, named=p.named or later) for p in out]
 
 
-def completed(guard: Guard, told: Told, now: list[Piece]) -> list[Completed]:
+def _named_anywhere(text: str) -> str:
+    """The identifier type the last context word anywhere in ``text`` names ("" when none)."""
+    kind, where = "", -1
+    for context in phi_data()["codes"]["contexts"]:
+        for word in context["words"]:
+            at = _word_at(text, word.strip())
+            if at > where and context["type"] in NUMBERS:
+                kind, where = context["type"], at
+    return kind
+
+
+def shaped(pieces: Sequence[Piece]) -> str:
+    """The number type whose groups the pieces fall on ("" when none)."""
+    cuts: set[int] = set()
+    at = 0
+    for piece in pieces[:-1]:
+        at += len(piece.digits)
+        cuts.add(at)
+    total = at + len(pieces[-1].digits)
+    for kind, groups in SHAPES:
+        bounds = {sum(groups[: i + 1]) for i in range(len(groups) - 1)}
+        if sum(groups) == total and cuts <= bounds:
+            return kind
+    return ""
+
+
+def completed(told: Told, now: list[Piece]) -> list[Completed]:
     """The numbers this turn completes with the pieces told before it (at most
     :data:`MAX_PIECES` in all, at least :data:`MIN_DIGITS` digits): a number is an identifier
-    when a word before one of its pieces names an identifier type, or when its shape is a
-    social security, phone or fax number. A number this turn gives whole is the turn's own."""
-    assert guard.phi is not None
+    when the words of its first piece's turn name an identifier type, or when its pieces fall on
+    the groups of a social security or phone number (:data:`SHAPES`). A number this turn gives
+    whole is the turn's own."""
     out = []
     for piece in now:
-        for size in range(MAX_PIECES - 1, 0, -1):
-            earlier = told.pieces[-size:]
-            if len(earlier) < size:
-                continue
-            whole = "-".join([p.digits for p in earlier] + [piece.digits])
-            if len(whole.replace("-", "")) < MIN_DIGITS:
-                continue
-            named = [p.named for p in [*earlier, piece] if p.named in NUMBERS]
-            shaped = [
-                s.type
-                for s in guard.phi.find(whole)
-                if s.type in SHAPED and s.end - s.start >= len(whole) - 1
-            ]
-            if named or shaped:
-                kind = (named or shaped)[0]
-                out.append(Completed(piece, whole, kind, tuple(sorted({p.turn for p in earlier}))))
-                break
+        found = _complete(told.pieces, piece)
+        if found:
+            out.append(found)
     return out
+
+
+def _complete(told: list[Piece], piece: Piece) -> Completed | None:
+    """The longest run of pieces told before ``piece`` that ``piece`` completes into a number:
+    named by its first piece's turn, or shaped. (Named by any of its pieces' turns, it also
+    took numbers before the first piece in: more stops where none was labelled.)"""
+    for size in range(MAX_PIECES - 1, 0, -1):
+        earlier = told[-size:]
+        if len(earlier) < size:
+            continue
+        pieces = [*earlier, piece]
+        if not MIN_DIGITS <= sum(len(p.digits) for p in pieces) <= MAX_DIGITS:
+            continue
+        shape = shaped(pieces)
+        kind = pieces[0].named if pieces[0].named in NUMBERS else shape
+        if kind:
+            whole = "-".join(p.digits for p in pieces)
+            turns = tuple(sorted({p.turn for p in earlier}))
+            return Completed(piece, whole, kind, turns, bool(shape))
+    return None
 
 
 def conversation(
@@ -159,9 +233,12 @@ def conversation(
         if judged:
             thread = told.setdefault(recipient.lower(), Told())
             now = numbers(text, number, read)
-            pieces = completed(guard, thread, now)
+            pieces = completed(thread, now)
             out.append(_judge_turn(guard, result, text, purpose, earlier, identity, pieces))
             thread.pieces += now
+            for done in pieces:  # a number whose shape is whole has spent its pieces
+                if done.shaped:
+                    thread.pieces = thread.pieces[thread.pieces.index(done.piece) + 1 :]
         earlier.append(text)
         # what identifies the patient: the turns' words, and the parties' own names
         # ("reviewer Dana K.", "caller who says she is Rick Hensley's ex-wife")

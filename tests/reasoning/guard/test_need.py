@@ -4,7 +4,9 @@ taken out whatever their words' types."""
 
 from __future__ import annotations
 
+import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -135,15 +137,28 @@ def test_fitting_refuses_a_folder_without_drafts(tmp_path: Path) -> None:
 def test_an_identifier_the_types_allow_goes_when_this_purpose_does_not_need_it(
     guard: Guard,
 ) -> None:
+    """The identifier head's chance decides, at its threshold, over an identifier the
+    purpose's types allow: here a social security number in a disease report (the head reads
+    it 0.63 unneeded; leaving writers out it catches 0.68 of the unneeded identifiers at the
+    shipped 0.7, bench/guard_corpus/measure.py), while the name and the findings stay."""
     report = (
         "Reporting a case of pertussis: Maya Lindgren, DOB 3/14/2015, SSN 512-44-9087, seen "
         "11/2 with paroxysmal cough; PCR positive 11/4."
     )
-    out = guard.check(report, to="County health department", purpose="reportable disease")
+    models = shipped()
+    head = copy.copy(models.need)
+    head.identifier_threshold = 0.6
+    sure = replace(models, need=head)
+    strict = Guard(guard.kb, reasoner=guard.reasoner, phi=guard.phi, need=sure)
+    out = strict.check(report, to="County health department", purpose="reportable disease")
     assert out.purpose.law == "public_health"
     fate = {d.span.text: d.needed for d in out.decisions}
     assert fate["512-44-9087"] is False and "512-44-9087" not in out.rewrite
+    assert "need model" in next(d.why for d in out.decisions if d.span.text == "512-44-9087")
     assert fate["Maya Lindgren"] and fate["pertussis"] and "PCR positive 11/4" in out.rewrite
+    # at the shipped threshold the head is not that sure, and the number stays
+    kept = guard.check(report, to="County health department", purpose="reportable disease")
+    assert {d.span.text: d.needed for d in kept.decisions}["512-44-9087"] is True
     # police identifying a suspect may have the social security number (164.512(f)(2)(i))
     police = guard.check(
         "The man we treated on 3/4 was Tomas Greer, DOB 4/5/1980, SSN 512-44-9087.",

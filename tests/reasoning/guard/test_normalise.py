@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,22 @@ def test_numbers_over_turns_that_make_no_identifier_go(guard: Guard) -> None:
     results = guard.conversation(turns, purpose="treatment")
     assert not any(r["stop"] for r in results)
     assert not any(r.get("completed") for r in results)
+
+
+def test_a_writers_conversations_in_pieces(guard: Guard) -> None:
+    """In-sample floor on the first pieces writer (the rules were changed after reading it;
+    bench/guard_pieces/measure.py gives every writer's figures): most completing turns put
+    together, and no number put together where the writer wrote none."""
+    lines = (ROOT / "bench" / "data" / "guard_pieces" / "p01.jsonl").read_text("utf-8")
+    found = labelled = false = 0
+    for conversation in [json.loads(line) for line in lines.splitlines() if line.strip()]:
+        labels = [t.get("completes") for t in conversation["turns"]]
+        last = max((n for n, label in enumerate(labels, 1) if label), default=0)
+        for label, result in zip(labels, guard.conversation(conversation["turns"]), strict=True):
+            said = {c["number"].replace("-", "") for c in result.get("completed", [])}
+            if label:
+                labelled += 1
+                found += re.sub(r"\D", "", label["number"]) in said
+            elif said and result["turn"] > last:
+                false += 1
+    assert labelled >= 20 and found / labelled >= 0.65 and false == 0
