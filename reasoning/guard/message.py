@@ -10,10 +10,9 @@
    payment, to the individual ...) and the condition it needs (an authorization, a court
    order, a waiver, a business associate agreement) read from the options, the message and
    what a conversation said before, stated or denied;
-3. every span of protected health information
-   (:mod:`privacy_checklist.reasoning.guard.phi`), and for
-   each whether the purpose needs it and why, naming the norm: nothing is flagged where
-   minimum necessary does not apply (164.502(b)(2): treatment, the individual, an
+3. every span of protected health information (:mod:`privacy_checklist.reasoning.guard.phi`),
+   and for each whether the purpose needs it and why, naming the norm: nothing is flagged
+   where minimum necessary does not apply (164.502(b)(2): treatment, the individual, an
    authorization, required by law);
 4. the rewrite: unneeded identifiers generalised (names to roles, dates to the year, ages
    over 89 to "90 or older", addresses to the state) or removed, sentences carrying only
@@ -21,9 +20,8 @@
    decline; then re-checked (no unneeded identifier left, every needed span kept, the
    verdict recomputed).
 
-:meth:`Guard.conversation` judges each outgoing turn against what the thread has already made
-known and stops the one that would complete a prohibited disclosure; :meth:`Guard.fluent_rewrite`
-asks an LLM for a fluent rewrite held to the same re-check.
+:meth:`Guard.conversation` stops the turn that would complete a prohibited disclosure (a thread:
+:mod:`.thread`); :meth:`Guard.fluent_rewrite` asks an LLM for a rewrite held to the same re-check.
 """
 
 from __future__ import annotations
@@ -656,11 +654,9 @@ class Guard:
         """Guard one message (see the module docstring).
 
         Args:
-            known: what the recipient already knows (earlier turns): it makes this message's
-                health information identifiable without a name of its own.
+            known: what the recipient knows already (earlier turns), naming the patient.
             doc: the message's spaCy document, when parsed already (:meth:`check_many`).
-            earlier: what was said before it (a conversation): a permission stated there
-                counts.
+            earlier: what was said before it (a conversation), a permission stated there.
 
         Raises:
             GuardError: the message is empty, too long or not text.
@@ -670,7 +666,8 @@ class Guard:
         sender = (sender or "").strip() or DEFAULT_SENDER
         to = (to or "").strip()
         reading = self.read_purpose((purpose or "").strip() or None, to or None, text)
-        spans = self.phi.find(text, doc if doc is not None and doc.text == text else None)
+        parse = not reading.spec.get("deidentify")  # a de-identifying rewrite keeps health
+        spans = self.phi.find(text, doc if doc is not None and doc.text == text else None, parse)
         identifiers = any(s.kind == "identifier" for s in spans) or bool(known)
         verdict, flow = self.flow(sender, to, reading, identifiers)
         permitted, rests, kind = self.permission(reading, flow, f"{to} ; {earlier} ; {text}")
@@ -698,7 +695,8 @@ class Guard:
             for _ in range(2):  # what the re-read finds that the first read missed, out too
                 if not guarded.recheck.leaked:
                     break
-                again = self._judge(guarded.rewrite, self.phi.find(guarded.rewrite), context)
+                found = self.phi.find(guarded.rewrite, parse=parse)
+                again = self._judge(guarded.rewrite, found, context)
                 again.rewrite = self.rewrite(again, permitted)
                 guarded.rewrite = again.rewrite
                 guarded.recheck = self.recheck(guarded, context, known)
@@ -939,7 +937,7 @@ class Guard:
         if rewrite == guarded.text:
             again = guarded
         else:
-            spans = self.phi.find(rewrite) if rewrite.strip() else []
+            spans = self.phi.find(rewrite, parse=not context.purpose.spec.get("deidentify"))
             again = self._judge(rewrite, spans, context)
         leaked = [
             d.to_json()

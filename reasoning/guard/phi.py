@@ -135,7 +135,7 @@ class PhiReader:
     presidio: Any = False
     tagger: Any = "auto"
     _analyzer: Any = field(default=None, init=False, repr=False)
-    _found: dict[tuple[str, int, int, int], tuple[PhiSpan, ...]] = field(
+    _found: dict[tuple[str, int, int, int, bool], tuple[PhiSpan, ...]] = field(
         default_factory=dict, init=False, repr=False
     )
 
@@ -195,22 +195,22 @@ class PhiReader:
             return [None] * len(texts)
         return list(self.nlp.pipe(texts, batch_size=64))
 
-    def find(self, text: str, doc: Any = None) -> list[PhiSpan]:
-        """Every span of protected health information in ``text``, in order (``doc``: its
-        spaCy document, when parsed already), read through :func:`.normalise.normalise`
-        (what hides an identifier undone) and placed on ``text``. The last few texts' spans
-        are kept: a rewrite is read again by its re-check and by the next round of rewriting."""
-        key = (text, id(self.tagger), id(self.nlp), id(self._analyzer))
+    def find(self, text: str, doc: Any = None, parse: bool = True) -> list[PhiSpan]:
+        """Every span of protected health information in ``text``, in order (``doc``: its spaCy
+        document, if parsed; ``parse=False``: no parse, whose noun phrases only widen health
+        spans), read through :func:`.normalise.normalise` and placed on ``text``. The last few
+        texts' spans are kept: a rewrite is read again by its re-check and the next rewrite."""
+        key = (text, id(self.tagger), id(self.nlp), id(self._analyzer), parse)
         if key in self._found:
             return list(self._found[key])
-        found = read_through(text, lambda seen: self._read(seen, doc if seen == text else None))
+        found = read_through(text, lambda t: self._read(t, doc if t == text else None, parse))
         self._found[key] = tuple(found)
         while len(self._found) > FOUND_KEPT:
             self._found.pop(next(iter(self._found)))
         return found
 
-    def _read(self, text: str, doc: Any) -> list[PhiSpan]:
-        if doc is None and self.nlp is not None and text.strip():
+    def _read(self, text: str, doc: Any, parse: bool = True) -> list[PhiSpan]:
+        if doc is None and parse and self.nlp is not None and text.strip():
             doc = self.nlp(text)
         found = self._identifiers(text, doc)
         spans = [s for s in found if not (self._own_contact(text, s) or aggregated_age(text, s))]
