@@ -143,7 +143,7 @@ train: setup
 	@$(BIN)/pcheck reasoner train --method checklist --fast --conditions $(CONDITIONS_OOF)
 	@$(BIN)/python -m privacy_checklist.reasoning.guard.lexicon
 	@$(BIN)/python -m privacy_checklist.reasoning.guard.tagger_fit bench/data/guard_text
-	@$(BIN)/python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus
+	@$(BIN)/python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus --conditions bench/data/guard_conditions
 	@$(MAKE) --no-print-directory results
 
 clean:

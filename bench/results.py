@@ -153,6 +153,7 @@ SCRIPTS = {
     "guard-speed": ["bench/guard.py", "--notes", "--repeat", "1", "--json", "{out}/out.json"],
     "answer-corpus": ["bench/answer_corpus/measure.py", "--json", "{out}/out.json"],
     "guard-pieces": ["bench/guard_pieces/measure.py", "--json", "{out}/out.json"],
+    "guard-conditions": ["bench/guard_conditions/measure.py", "--json", "{out}/out.json"],
     **{
         name: [
             "bench/experiments/blend_lwo.py",
@@ -671,6 +672,29 @@ GUARD_PIECES = {
     "early_completions": "a piece early",
     "false_completions": "where none was",
 }
+#: the guard's reading of a purpose's condition on the condition writers' triples
+GUARD_CONDITIONS = {
+    "right": "right",
+    "stated_read": "stated read as stated",
+    "absent_granted": "left out, read as stated",
+    "denied_granted": "denied, read as stated",
+    "twins_told_apart": "triples told apart",
+}
+
+
+def _conditions_rows(found: dict[str, Any] | None) -> list[str]:
+    """The condition writers' figures, the word lists' and the condition model's, a row each."""
+    if found is None:
+        return ["Not measured yet (`python bench/results.py run --only guard-conditions`)."]
+    out = found["output"]
+    rows = []
+    for writer, readers in [*out["writers"].items(), ("all", out["all"])]:
+        for reader, figures in readers.items():
+            shown = [_f(figures.get(k)) for k in GUARD_CONDITIONS]
+            rows.append(([writer, reader, figures["messages"], *shown], _command(found)))
+    return _table(["writer", "reader", "n", *GUARD_CONDITIONS.values()], rows)
+
+
 #: the guard's figures on clinical text pasted or typed into a chatbot, as its table shows them
 GUARD_TEXT = {
     "found": "identifiers found",
@@ -945,6 +969,15 @@ def render(folder: Path = OUT) -> str:
         "untouched at least 95%; 20 notes a second.",
         "",
         *_guard_text_rows(results),
+        "",
+        "The condition a purpose needs (an order, an authorization, a waiver, an agreement), "
+        "read on triples of one message that state it, leave it out and deny it, by three "
+        "writers (`bench/data/guard_conditions/`), the purpose given as labelled: the data "
+        "file's word lists (`words`: the first reading) and the condition model fitted on the "
+        "other writers, read where the lists find the condition neither stated nor denied "
+        "(`model`).",
+        "",
+        *_conditions_rows(results.get("guard-conditions")),
         "",
         "An identifier given in pieces over a conversation (issue 28, item 4): writers wrote "
         "conversations in which staff give one patient's number to one outsider over several "

@@ -20,10 +20,14 @@ CACHE = REPO / ".cache" / "guard-need"
 class Folds:
     """Each writer's fold, fitted on demand; the encoder's vectors shared between fits."""
 
-    def __init__(self, sets: dict[str, list[dict[str, Any]]]) -> None:
+    def __init__(
+        self, sets: dict[str, list[dict[str, Any]]], conditions: list[dict[str, Any]] = ()
+    ) -> None:
         from privacy_checklist.reasoning.guard.need_fit import Vectors
 
         self.sets = sets
+        #: the condition writers' messages: no drafts writer wrote them, so every fold has all
+        self.conditions = list(conditions)
         self.vectors = Vectors()
 
     def __call__(self, writer: str) -> Any:
@@ -33,12 +37,13 @@ class Folds:
 
         train = [item for w, items in sorted(self.sets.items()) if w != writer for item in items]
         digest = hashlib.sha256()
-        digest.update(json.dumps(train, sort_keys=True).encode())
+        digest.update(json.dumps([train, self.conditions], sort_keys=True).encode())
         for module in (need, need_fit):
             digest.update(Path(module.__file__).read_bytes())
         digest.update(table_digest().encode())
         path = CACHE / f"{writer}-{digest.hexdigest()[:16]}.npz"
         if not path.exists():
             CACHE.mkdir(parents=True, exist_ok=True)
-            need.save(path, need_fit.fit(train, self.vectors), table_digest())
+            models = need_fit.fit(train, self.vectors, self.conditions)
+            need.save(path, models, table_digest())
         return need.load(path)

@@ -11,8 +11,10 @@ The guard is given only what a person would type (the text, ``to``, ``purpose_wo
 so each writer is read by models fitted on the other writers (``--models lwo``, the default;
 folds cached by ``folds.py``); ``--models shipped`` reads with the shipped models (fitted on
 every writer: in-sample, not a result) and ``--models none`` with the data file's words alone
-(the guard before the models). The identifier tagger was fitted on the clinical-text writers
-of ``bench/data/guard_text``, none of them a drafts writer. ``purpose_read`` is the share of
+(the guard before the models). The condition model is fitted on the condition writers'
+messages (``bench/data/guard_conditions``), none of them a drafts writer. The identifier
+tagger was fitted on the clinical-text writers of ``bench/data/guard_text``, none of them a
+drafts writer. ``purpose_read`` is the share of
 drafts whose purpose the guard read as the writer labelled it.
 """
 
@@ -32,6 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import write_json, writer_sets
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "guard_corpus"
+#: the condition writers' messages (bench/data/guard_conditions): the condition model's data
+CONDITIONS = CORPUS.parent / "guard_conditions"
 SENSITIVE = {"MENTAL_HEALTH", "SUBSTANCE_USE", "HIV_STI", "REPRODUCTIVE", "GENETIC", "SOCIAL"}
 KEYS = ("leak_rate", "needed_kept", "unneeded_removed", "verdict_agreement", "drafts_per_second")
 EXTRA = ("sensitive_removed", "purpose_read")
@@ -76,11 +80,13 @@ def main() -> int:
 
     from privacy_checklist.kg import kb as kbmod
     from privacy_checklist.reasoning.guard.message import Guard
-    from privacy_checklist.reasoning.guard.need_fit import read_sets
+    from privacy_checklist.reasoning.guard.need_fit import read_conditions, read_sets
 
     base = Guard(kbmod.load(None), need=None if args.models == "none" else "shipped")
     base.check("warm-up: Pt seen today.", to="a chatbot")
-    folds = Folds(read_sets(args.corpus)) if args.models == "lwo" else None
+    told = read_conditions(CONDITIONS) if CONDITIONS.exists() else {}
+    conditions = [{**i, "writer": w} for w, items in sorted(told.items()) for i in items]
+    folds = Folds(read_sets(args.corpus), conditions) if args.models == "lwo" else None
     result: dict[str, Any] = {"writers": {}}
     everything: list[dict[str, Any]] = []
     outputs: dict[str, Any] = {}

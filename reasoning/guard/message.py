@@ -33,8 +33,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from privacy_checklist.reasoning.checklist.decide import decide
-from privacy_checklist.reasoning.guard.beside import MINIMUM_NECESSARY, judge
-from privacy_checklist.reasoning.guard.need import NeedModels
+from privacy_checklist.reasoning.guard.beside import MINIMUM_NECESSARY, condition_read, judge
+from privacy_checklist.reasoning.guard.need import SURE, NeedModels
 from privacy_checklist.reasoning.guard.need import shipped as shipped_need
 from privacy_checklist.reasoning.guard.normalise import html_text
 from privacy_checklist.reasoning.guard.phi import PhiReader, PhiSpan
@@ -43,6 +43,7 @@ from privacy_checklist.reasoning.guard.purpose import (
     PurposeReading,
     SpanDecision,
     has_words,
+    health_rule,
     purposes_data,
     recipient_parts,
     word_list,
@@ -269,14 +270,17 @@ class Guard:
 
     def read_purpose(self, purpose: str | None, to: str | None, text: str = "") -> PurposeReading:
         """The purpose from what the person typed. The purpose model reads the recipient and
-        the purpose's words into a purpose the law names (:mod:`.need`); when it is not sure
-        enough (below its floor), the data file's words decide (:meth:`read_by_words`), and
-        when they read nothing either, the reading is None and says what to state."""
+        the purpose's words into a purpose the law names (:mod:`.need`); below its floor, or
+        below :data:`.need.SURE` when the data file's words (:meth:`read_by_words`) read
+        another guard purpose, the words decide; reading nothing, it asks what to state."""
         models = self._need
         guess = models.purpose.read(to, purpose) if models and (purpose or to) else None
         law = purposes_data()["law"]
-        if models is None or guess is None or guess.probability < models.floor:
-            reading = self.read_by_words(purpose, to, text)
+        sure = guess.probability if guess is not None else -1.0
+        words = self.read_by_words(purpose, to, text) if sure < SURE else None
+        other = bool(words and words.key and guess and words.key != law[guess.key]["base"])
+        if models is None or guess is None or sure < models.floor or other:
+            reading = words or self.read_by_words(purpose, to, text)
             # the words decide the guard purpose; the model, which of the law's it is
             within = {k for k, v in law.items() if v["base"] == reading.key}
             best = guess.best_of(within) if guess and within else None
@@ -284,6 +288,7 @@ class Guard:
                 return reading
             how = f"{reading.how}; within it, {law[best]['label']} ({law[best]['paragraph']})"
             return replace(reading, how=how, law=best)
+        assert guess is not None
         named = law[guess.key]
         how = (
             f"read as {named['label']} ({named['paragraph']}) from what was typed, "
@@ -436,17 +441,16 @@ class Guard:
     def permission(
         self, purpose: PurposeReading, flow: Flow, text: str = ""
     ) -> tuple[bool | None, str, str]:
-        """Whether a condition the purpose needs is stated (None: the purpose needs none),
-        the norm it rests on and the condition's kind: a fact of the flow, or the condition's
-        words in what the person typed or in the message, not denied ("without her
-        authorization"); a purpose that presumes its condition (a family member written to
-        about care) has it unless it is denied or the recipient is unverified."""
+        """Whether a condition the purpose needs is stated (None: it needs none), the norm
+        it rests on and its kind: a fact of the flow, its words in what the person typed or in
+        the message, not denied ("without her authorization"), else the condition model's
+        reading (:func:`.beside.condition_read`); a purpose that presumes its condition has it
+        unless it is denied or the recipient is unverified."""
         spec = purpose.spec
         kinds = spec.get("permission")
         if not kinds:
             return None, spec.get("norm", ""), ""
-        said = f"{purpose.words} ; {text}"
-        denied = False
+        said, denied = f"{purpose.words} ; {text}", False
         for kind in kinds:
             stated = flow.fact(kind).value
             if stated is None:
@@ -454,6 +458,8 @@ class Guard:
             if stated is True:
                 return True, spec.get("norms_by_permission", {}).get(kind, spec["norm"]), kind
             denied = denied or stated is False
+        if not denied and (read := condition_read(self._need, purpose, text)):
+            return read  # the condition model read it where the word lists did not
         unverified = has_words(spec.get("presume_unless", []), f"{purpose.words} ; {text[:400]}")
         if spec.get("presume") and not denied and not unverified:
             return True, f"{spec['norm']} (presumed: confirm it holds)", kinds[0]
@@ -578,7 +584,7 @@ class Guard:
                 f"({spec.get('needs', '')})",
                 MINIMUM_NECESSARY,
             )
-        rule = _health_rule(spec, bool(auth), to)
+        rule = health_rule(spec, bool(auth), to)
         if rule == "none":
             return SpanDecision(span, False, f"{label}: {spec.get('needs', '')}", spec["norm"])
         if rule == "instructions":
@@ -1020,25 +1026,11 @@ class Guard:
         guarded.fluent = {"text": text, "accepted": accepted, "why": why}
         return guarded
 
-    # ----------------------------------------------------------------- conversations
-
     def conversation(
         self, turns: Sequence[dict[str, Any]], purpose: str | None = None
     ) -> list[dict[str, Any]]:
         """Each turn judged against what the thread made known (:func:`.thread.conversation`)."""
         return conversation(self, turns, purpose)
-
-
-def _health_rule(spec: dict[str, Any], authorized: bool, to: str) -> str:
-    """What health information the purpose lets go: under an authorization what it covers
-    ("none" for the public becomes what the authorization names); to a shared phone or inbox
-    not even instructions (others read it)."""
-    rule = str(spec.get("health", "relevant"))
-    if authorized and "health_authorized" in spec:
-        rule = str(spec["health_authorized"])
-    if rule == "instructions" and has_words(spec.get("shared_channel", []), to):
-        rule = "none"
-    return rule
 
 
 def _placeholders(text: str, decisions: Sequence[SpanDecision]) -> tuple[str, dict[str, str]]:

@@ -154,3 +154,15 @@ class SpanDecision:
             "action": self.action,
             **({"replacement": self.replacement} if self.action == "generalise" else {}),
         }
+
+
+def health_rule(spec: dict[str, Any], authorized: bool, to: str) -> str:
+    """What health information the purpose lets go: under an authorization what it covers
+    ("none" for the public becomes what the authorization names); to a shared phone or inbox
+    not even instructions (others read it)."""
+    rule = str(spec.get("health", "relevant"))
+    if authorized and "health_authorized" in spec:
+        rule = str(spec["health_authorized"])
+    if rule == "instructions" and has_words(spec.get("shared_channel", []), to):
+        rule = "none"
+    return rule

@@ -166,3 +166,36 @@ def test_an_identifier_the_types_allow_goes_when_this_purpose_does_not_need_it(
         purpose="suspect ID",
     )
     assert {d.span.text: d.needed for d in police.decisions}["512-44-9087"] is True
+
+
+def test_the_condition_model_reads_the_condition_not_the_recipient(guard: Guard) -> None:
+    """One message stating a court order in words the data file's lists do not hold, the
+    same with it left out, and with it denied: only the first is read as stated. (Learned
+    from the drafts, where a draft to a court mostly had its order, it read any message to a
+    court clerk as ordered.)"""
+    from privacy_checklist.reasoning.guard.purpose import PurposeReading
+
+    reading = PurposeReading(
+        "attorney", "labelled", "records for the Lopez case", law="court_order"
+    )
+    to = "Records custodian desk, Superior Court of Marin County"
+    base = "Attached are Maria Lopez's ER records from 4/2 (DOB 6/5/1971)"
+    told = {
+        "stated": f"{base}, produced under the order Judge Whitfield signed on 5/1 compelling "
+        "their release.",
+        "absent": f"{base}.",
+        "denied": f"{base}; the judge has not signed anything compelling their release yet.",
+    }
+    _, flow = guard.flow("our clinic", to, reading, True)
+    read = {k: guard.permission(reading, flow, f"{to} ;  ; {text}") for k, text in told.items()}
+    assert read["stated"][0] is True and "read in the words" in read["stated"][1]
+    assert read["absent"][0] is not True and read["denied"][0] is not True
+
+
+def test_condition_messages_are_checked_when_read(tmp_path: Path) -> None:
+    from privacy_checklist.reasoning.guard.need_fit import read_conditions
+
+    bad = {"purpose": "court_order", "text": "Hi", "condition": "maybe"}
+    (tmp_path / "c9.jsonl").write_text(json.dumps(bad) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"c9\.jsonl:1: .*'maybe' is not one the guard knows"):
+        read_conditions(tmp_path)
