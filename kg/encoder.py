@@ -92,9 +92,15 @@ class Encoder:
 
 
 @cache
+def file_digest(path: Path) -> str:
+    """A shipped encoder file's digest (what a model fitted on its vectors records), "" if
+    missing."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else ""
+
+
 def graph_digest(graph: Path = GRAPH) -> str:
-    """The shipped graph's digest (what a model fitted on its vectors records), "" if missing."""
-    return hashlib.sha256(graph.read_bytes()).hexdigest()[:16] if graph.exists() else ""
+    """The shipped ONNX graph's digest (:func:`file_digest`)."""
+    return file_digest(graph)
 
 
 @cache

@@ -22,7 +22,6 @@ bundled transformer).
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from collections.abc import Sequence
 from functools import cache
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from privacy_checklist.kg.encoder import TOKENIZER, EncoderError, build_command
+from privacy_checklist.kg.encoder import TOKENIZER, EncoderError, build_command, file_digest
 
 TABLE = Path(__file__).resolve().parent / "data" / "minilm-l6-v2.static.npz"
 #: the numbers a piece, and the most pieces of a text read
@@ -79,10 +78,9 @@ class StaticEncoder:
         return out
 
 
-@cache
 def table_digest(table: Path = TABLE) -> str:
-    """The shipped table's digest (what a model fitted on its vectors records), "" if missing."""
-    return hashlib.sha256(table.read_bytes()).hexdigest()[:16] if table.exists() else ""
+    """The shipped table's digest (:func:`.encoder.file_digest`)."""
+    return file_digest(table)
 
 
 @cache

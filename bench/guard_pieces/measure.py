@@ -50,9 +50,14 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             item = json.loads(line)
-            assert isinstance(item.get("turns"), list) and item["turns"]
-        except (ValueError, AssertionError, AttributeError) as exc:
-            raise SystemExit(f"{path}:{number}: not a conversation ({exc})") from exc
+        except ValueError as exc:
+            raise SystemExit(f"{path}:{number}: not JSON ({exc})") from exc
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("turns"), list)
+            or not item["turns"]
+        ):
+            raise SystemExit(f"{path}:{number}: not a conversation (no list of turns)")
         out.append(item)
     return out
 
