@@ -38,6 +38,30 @@ NOTES = [
         "clinic visit notes, telephone encounter notes, therapy session notes, referral letters; "
         "some templated headers (Pt name:, DOB:, MRN:), some free text",
     ),
+    (
+        "n05",
+        "home health, long-term care and hospice nurses",
+        "visit notes in mixed case and long narrative sentences: who was in the house, the "
+        "caregiver's phone, directions and gate codes, the pharmacy, the agency, the doctor",
+    ),
+    (
+        "n06",
+        "surgeons, anaesthetists and operating-room and recovery staff",
+        "operative notes, brief op notes, anaesthesia records and recovery-room handoffs: "
+        "templated CAPITAL headers with colons, implant serial and lot numbers, pagers",
+    ),
+    (
+        "n07",
+        "paediatric, neonatal and school nurses",
+        "notes on infants and children: parents and guardians, siblings, the school or "
+        "daycare, birth dates and weights, foster and custody details, terse and mixed case",
+    ),
+    (
+        "n08",
+        "addiction and behavioural-health counsellors and case managers",
+        "group and individual session notes, intake summaries and case-management contacts, "
+        "lower case and first names, shelters, probation officers, employers, court dates",
+    ),
 ]
 QUESTIONS = [
     (
@@ -63,6 +87,12 @@ QUESTIONS = [
         "students, researchers and the general public",
         "general health and science questions, most with no one's details at all, some "
         "mentioning a named relative, a town, a clinic, or their own birth date",
+    ),
+    (
+        "q05",
+        "pharmacists, pharmacy technicians, dental and eye-clinic staff",
+        "questions about refills, interactions, prior authorisations, recalls and appointments, "
+        "some with a customer's name, birth date, prescription or member number, pharmacy store",
     ),
 ]
 PER_WRITER = {"n": 60, "q": 120}

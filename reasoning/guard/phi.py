@@ -12,10 +12,9 @@ Names, places, facilities, dates, ages and numbers in any case and shorthand com
 learned identifier tagger (:mod:`.tagger`, fitted on writers' labelled clinical notes and
 questions, measured leaving writers out), beside the patterns of ``ontologies/phi.json``; the
 words around a tagged name say whose it is (a relative's after a kin word, the addressee's
-after a greeting). Microsoft Presidio's analyzer adds its recognizers when asked
-for and installed (``pip install privacy-checklist[guard]``), run offline; the entity types it
-is trusted for were chosen on the project's own drafts (:data:`PRESIDIO_TYPES`).
-
+after a greeting). Microsoft Presidio's analyzer adds its recognizers when asked for and
+installed (``pip install privacy-checklist[guard]``), run offline; the entity types it is
+trusted for were chosen on the project's own drafts (:data:`PRESIDIO_TYPES`).
 :class:`PhiReader` ``.find(text)`` returns :class:`PhiSpan`\\ s, non-overlapping, in order.
 """
 
@@ -74,6 +73,7 @@ class PhiSpan:
         source: what found it: ``pattern``, ``context`` (a code typed by the words before
             it), ``names`` (the message's shape), ``ner`` (spaCy), ``presidio``, ``lexicon``.
         addressee: a name the message greets (whose it is depends on the recipient).
+        own: the sender's own number or mailbox ("call our office at ..."; :func:`.own_parties`).
         concept: for health, the attribute-graph concept the words reached.
     """
 
@@ -85,6 +85,7 @@ class PhiSpan:
     source: str = ""
     addressee: bool = False
     concept: str = ""
+    own: bool = False
 
     @property
     def item(self) -> str:
@@ -103,11 +104,8 @@ class PhiSpan:
             "law": self.item,
             "source": self.source,
         }
-        if self.addressee:
-            data["addressee"] = True
-        if self.concept:
-            data["concept"] = self.concept
-        return data
+        flags = {"addressee": self.addressee, "concept": self.concept, "own": self.own}
+        return data | {key: value for key, value in flags.items() if value}
 
 
 @functools.cache
@@ -213,7 +211,8 @@ class PhiReader:
         if doc is None and parse and self.nlp is not None and text.strip():
             doc = self.nlp(text)
         found = self._identifiers(text, doc)
-        spans = [s for s in found if not (self._own_contact(text, s) or aggregated_age(text, s))]
+        kept = [s for s in found if not aggregated_age(text, s)]
+        spans = [replace(s, own=True) if self._own_contact(text, s) else s for s in kept]
         spans.extend(self._presidio(text))
         identifiers = _resolve(spans)
         return _resolve(identifiers + self._health(text, doc, identifiers))

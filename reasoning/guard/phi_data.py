@@ -132,8 +132,9 @@ def own_parties(text: str, spans: list[Any], context: Any) -> list[Any]:
     """The spans less the parties' own (``context``: the guard's flow, its sender, recipient,
     purpose and permission): a name, place or facility the sender's or recipient's description
     holds ("front desk at Bayside Physical Therapy"), and, unless the message must be
-    de-identified whole, what its signature says of the sender (the lines after the last
-    sign-off: "Thank you,\nRenata Ilves\nLarkspur Billing | (617) 555-0190")."""
+    de-identified whole, the sender's own number or mailbox and what its signature says of
+    it (the lines after the last sign-off: "Thank you,\nRenata Ilves\nLarkspur Billing |
+    (617) 555-0190")."""
     parties = f"{context.sender} {context.to}"
     deidentify = context.purpose.spec.get("deidentify") and context.permitted is not True
     signed = len(text) if deidentify else signature_start(text)
@@ -144,6 +145,8 @@ def own_parties(text: str, spans: list[Any], context: Any) -> list[Any]:
             continue
         if span.kind == "identifier" and span.start >= signed and span.type in SENDERS:
             continue
+        if getattr(span, "own", False) and not deidentify:
+            continue  # the sender's own number or mailbox
         kept.append(span)
     return kept
 

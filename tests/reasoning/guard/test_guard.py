@@ -85,8 +85,13 @@ def test_health_information_through_the_attribute_graph(guard: Guard) -> None:
 
 def test_the_senders_own_contact_is_no_ones_phi(guard: Guard) -> None:
     assert guard.phi is not None
-    found = spans(guard.phi, "Please call our office at 555-0100 or write to info@clinic.test.")
-    assert not found
+    text = "Please call our office at 555-0100 or write to info@clinic.test."
+    found = guard.phi.find(text)
+    assert found and all(s.own for s in found if s.kind == "identifier")
+    assert not guard.check(text, to="Harbor Mutual claims", purpose="a claim").decisions
+    # to an outside model everything identifying goes, the sender's own too
+    prompt = guard.check(text, to="ChatGPT", purpose="summarise this")
+    assert "555-0100" not in (prompt.rewrite or "")
 
 
 def test_nothing_is_flagged_where_minimum_necessary_does_not_apply(guard: Guard) -> None:
