@@ -144,6 +144,7 @@ train: setup
 	@$(BIN)/python -m privacy_checklist.reasoning.guard.lexicon
 	@$(BIN)/python -m privacy_checklist.reasoning.guard.tagger_fit bench/data/guard_text
 	@$(BIN)/python -m privacy_checklist.reasoning.guard.need_fit bench/data/guard_corpus --conditions bench/data/guard_conditions
+	@$(BIN)/python -m privacy_checklist.reasoning.llm.conclusion_fit bench/data/answer_corpus
 	@$(MAKE) --no-print-directory results
 
 clean:

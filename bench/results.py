@@ -151,7 +151,13 @@ SCRIPTS = {
     "guard-text": ["bench/guard_text/measure.py", "--json", "{out}/out.json"],
     "guard-text-tagger": ["bench/guard_text/tagger_lwo.py", "--json", "{out}/out.json"],
     "guard-speed": ["bench/guard.py", "--notes", "--repeat", "1", "--json", "{out}/out.json"],
-    "answer-corpus": ["bench/answer_corpus/measure.py", "--json", "{out}/out.json"],
+    "answer-corpus": [
+        "bench/answer_corpus/measure.py",
+        "--also",
+        *(f"tests/data/{file}" for file in ANSWER_SETS.values()),
+        "--json",
+        "{out}/out.json",
+    ],
     "guard-pieces": ["bench/guard_pieces/measure.py", "--json", "{out}/out.json"],
     "guard-conditions": ["bench/guard_conditions/measure.py", "--json", "{out}/out.json"],
     **{
@@ -188,6 +194,7 @@ FROZEN = (
     "eval-case-flow-real-dev",
     "guard-corpus-first-reading",
     "guard-text-first-reading",
+    "answer-corpus-first-reading",
 )
 #: the learned layers' model files, whose cross-validated figures the page shows as they are
 MODELS = {
@@ -750,6 +757,29 @@ def _guard_text_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     ]
 
 
+def _answer_corpus_rows(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Each answers writer's first reading and its reading by the reader fitted without it;
+    all writers pooled; the older sets."""
+    now, first = results.get("answer-corpus"), results.get("answer-corpus-first-reading")
+    if now is None:
+        return ["Not measured yet (`python bench/results.py run --only answer-corpus`)."]
+    out, was = now["output"], (first or {}).get("output", {})
+    rows = []
+    for writer, figures in [*out["writers"].items(), ("all", out["all"])]:
+        before = was.get("writers", {}).get(writer) if writer != "all" else was.get("all")
+        for how, found, source in (
+            ("first reading", before, first),
+            ("learned, without it", figures, now),
+        ):
+            if found is not None:
+                shown = [_f(found.get(key)) for key in ANSWER_CORPUS]
+                rows.append(([writer, how, found["judged"], *shown], _command(source)))
+    for name, figures in out.get("also", {}).items():
+        shown = [_f(figures.get(key)) for key in ANSWER_CORPUS]
+        rows.append(([name, "learned on the corpus", figures["judged"], *shown], _command(now)))
+    return _table(["writer", "reader", "n", *ANSWER_CORPUS.values()], rows)
+
+
 #: the answer reader's figures on the answers corpus
 ANSWER_CORPUS = {
     "agreement": "committed read right",
@@ -1002,10 +1032,13 @@ def render(folder: Path = OUT) -> str:
         "The answers corpus (issue 29): answers by independent writers, each imitating a "
         "family of models and prompts, each labelled with what a person reads as its "
         "committed verdict or none (`bench/data/answer_corpus/`, "
-        "`bench/answer_corpus/make_briefs.py`). The reader was not changed on them: each "
-        "writer's row is its first reading.",
+        "`bench/answer_corpus/make_briefs.py`). Each writer's first reading (the rules alone, "
+        "before anything was fitted on the corpus), then the learned reader "
+        "(`reasoning/llm/conclusion.py`) fitted on the other writers; the older answer sets "
+        "(`tests/data/answers_*.jsonl`, which the rules were developed on) read by the reader "
+        "fitted on the whole corpus, never on them:",
         "",
-        *_writers_table(results.get("answer-corpus"), "answer-corpus", ANSWER_CORPUS),
+        *_answer_corpus_rows(results),
         "",
         "## The checklist's learned layer",
         "",

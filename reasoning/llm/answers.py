@@ -22,14 +22,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from privacy_checklist.reasoning.llm.labels import QUESTIONS as QUESTIONS
+from privacy_checklist.reasoning.llm.labels import TABLES as TABLES
 from privacy_checklist.reasoning.text import sentences as split_sentences
-
-#: The questions an answer may answer, with their labels.
-QUESTIONS: dict[str, tuple[str, ...]] = {
-    "verdict": ("permit", "prohibit", "not_applicable"),
-    "applicability": ("applies", "does_not_apply"),
-    "compliance": ("complies", "violates"),
-}
 
 _NEGATORS = re.compile(
     r"\b(?:not|no|never|neither|nor|cannot|none|nothing|fail(?:s|ed)? to)\b"
@@ -95,6 +90,7 @@ _PROHIBIT += (
 )
 _PERMIT += (
     r"|\b(?:a|an)\s+(?:permitted|permissible|allowed|lawful|authorized)\s+(?:disclosure|use|flow)"
+    r"|(?<=hipaa )(?:\w+ )?(?:permits|allows)\b|(?<=rule )(?:\w+ )?(?:permits|allows)\b"
     rf"|{_COPULA}(?:\w+\s+)?compliance\b"
 )
 _PROHIBIT += (
@@ -103,7 +99,7 @@ _PROHIBIT += (
 )
 _PREDICATE = re.compile(rf"\b(?P<permit>{_PERMIT})|\b(?P<prohibit>{_PROHIBIT})", re.I)
 _HEDGES = re.compile(
-    r"\bmay or may not\b|\bit depends\b|\bdepends (?:on|upon)\b|\bunclear\b|\buncertain\b"
+    r"\bmay or may not\b|\bit depends\b|\bdepend(?:s|ing)? (?:on|upon)\b|\bunclear\b|\buncertain\b"
     r"|\bcannot (?:be )?determin\w*|\bcan(?:not|'t) say\b|\bnot (?:enough|sufficient) "
     r"information\b|\binsufficient (?:information|facts|details)\b|\bmore (?:information|"
     r"context|details) (?:is|are|would be) needed\b|\bdifficult to (?:say|determine)\b"
@@ -271,8 +267,8 @@ def _statements(sentence: str, question: str) -> list[_Statement]:
 
 _CHOICE = re.compile(r"^\W*\(?[A-Ca-c][).:]\s*")  # "(B) prohibited", "A) permitted"
 _NAMED = re.compile(
-    r"\b(?:answer|verdict|conclusion|label|determination|classification)\s*(?:is|would be|:|-)?"
-    r"\s*(?P<value>[^,;.]+)",
+    r"\b(?:answer|verdict|conclusion|label|determination|classification|result|outcome"
+    r"|decision|ruling)\s*(?:is|would be|:|-|–|—)?\s*(?P<value>[^,;.]+)",
     re.I,
 )
 
@@ -282,14 +278,16 @@ def _named(clause: str, question: str) -> str | None:
     outright."""
     from privacy_checklist.reasoning.llm.prompting import label_of
 
-    if question != "verdict":
-        return None
+    table = TABLES.get(question)
     match = _NAMED.search(clause)
     if match is not None:
-        return label_of(_CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", match.group("value"))))
-    bare = _CHOICE.sub("", clause)
+        value = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", match.group("value")).strip())
+        named = label_of(value, table)
+        if named is not None or question != "verdict":
+            return named
+    bare = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", clause).strip())  # "✅ Permitted"
     if len(bare.split()) <= 3:
-        return label_of(bare)
+        return label_of(bare, table)
     return None
 
 
@@ -435,49 +433,21 @@ def _short(text: str, width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-#: the words a JSON field or a final line may give the other two questions' labels in
-TABLES: dict[str, dict[str, str]] = {
-    "applicability": {
-        w: label
-        for label, words in (
-            ("applies", ("applies", "apply", "yes", "applicable", "covered", "hipaa applies")),
-            (
-                "does_not_apply",
-                (
-                    "does not apply",
-                    "does_not_apply",
-                    "doesn't apply",
-                    "no",
-                    "not applicable",
-                    "not covered",
-                    "inapplicable",
-                    "hipaa does not apply",
-                ),
-            ),
-        )
-        for w in words
-    },
-    "compliance": {
-        w: label
-        for label, words in (
-            ("complies", ("complies", "comply", "compliant", "complied", "compliance")),
-            (
-                "violates",
-                ("violates", "violate", "violated", "violation", "non-compliant", "noncompliant"),
-            ),
-        )
-        for w in words
-    },
-}
-
-
-def read_answer(text: str | None, question: str = "verdict") -> Read:
-    """The label of any answer to ``question``: its JSON field, its final ``Answer:`` line, an
-    answer that is only a label, else its prose (:func:`read_prose`); None with the reason."""
+def read_rules(text: str | None, question: str = "verdict") -> Read:
+    """The label the rules read: the answer's JSON field, its final ``Answer:`` line, an answer
+    that is only a label, else its prose (:func:`read_prose`); None with the reason."""
     from privacy_checklist.reasoning.llm.prompting import parse_answer
 
     if question not in QUESTIONS:
         raise ValueError(f"question {question!r} is not one of {', '.join(QUESTIONS)}")
-    table = TABLES.get(question)
-    parsed = parse_answer(text, table=table, question=question)
+    parsed = parse_answer(text, table=TABLES.get(question), question=question)
     return Read(parsed.label, parsed.reason or "", parsed.how)
+
+
+def read_answer(text: str | None, question: str = "verdict") -> Read:
+    """The label of any answer to ``question``: a JSON field, a final line or a bare label as
+    the rules read them, else the committed conclusion the learned reader finds in the prose
+    (:mod:`.conclusion`); None with the reason, never a guess."""
+    from privacy_checklist.reasoning.llm.conclusion import read_learned
+
+    return read_learned(text, question)
