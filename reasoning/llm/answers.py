@@ -350,13 +350,18 @@ def _question_like(sentence: str) -> bool:
     )
 
 
+def stated(text: str) -> list[str]:
+    """The answer's sentences that state something: not the question, not boilerplate."""
+    return [s for s in sentences(text) if not _question_like(s) and not _BOILERPLATE.search(s)]
+
+
 def read_prose(text: str | None, question: str = "verdict") -> Read:
     """The verdict a prose answer concludes, or None with the reason; never a default label."""
     if question not in QUESTIONS:
         raise ValueError(f"question {question!r} is not one of {', '.join(QUESTIONS)}")
     if text is None or not text.strip():
         return Read(None, "empty answer")
-    said = [s for s in sentences(text) if not _question_like(s) and not _BOILERPLATE.search(s)]
+    said = stated(text)
     repeated = [s for s, n in Counter(said).items() if n >= 3 and _statements(s, question)]
     if repeated:
         return Read(None, f"the answer repeats itself: {_short(repeated[0])}", "prose")

@@ -57,15 +57,6 @@ _ENDS = '.!?)"”*}'
 REASONS = ("hedged", "conditional", "contradicts", "repeats", "declines", "takes its conclusion")
 
 
-def said(text: str) -> list[str]:
-    """The answer's sentences that state something (not the question, not boilerplate)."""
-    return [
-        s
-        for s in rules.sentences(text)
-        if not rules._question_like(s) and not rules._BOILERPLATE.search(s)
-    ]
-
-
 def sentence_features(sentences: list[str], i: int, question: str) -> tuple[list[float], set[str]]:
     """One sentence's features, and the labels its statements give (hedged or not)."""
     s = sentences[i]
@@ -174,7 +165,7 @@ class ConclusionModel:
 
     def read(self, text: str, question: str, rule: Read) -> Read:
         """The committed verdict of a prose answer, or None and why."""
-        sentences = said(text)
+        sentences = rules.stated(text)
         if not sentences:
             return rule
         scores, labels = self.scores(sentences, question)

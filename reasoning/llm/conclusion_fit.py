@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from privacy_checklist.reasoning.llm import conclusion
-from privacy_checklist.reasoning.llm.answers import read_rules
+from privacy_checklist.reasoning.llm.answers import read_rules, stated
 from privacy_checklist.reasoning.text import data_path
 
 #: the regularisation of the two models (inverse strength)
@@ -49,7 +49,7 @@ def prepared(row: dict[str, Any]) -> dict[str, Any] | None:
     """An answer's sentences, their features and labels, and which hold the committed words."""
     from privacy_checklist.kg.static import static_encoder
 
-    sentences = conclusion.said(row["text"])
+    sentences = stated(row["text"])
     if not sentences:
         return None
     rows, labels = zip(
