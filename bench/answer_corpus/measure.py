@@ -56,9 +56,11 @@ def main() -> int:
     parser.add_argument(
         "--also", nargs="*", type=Path, default=[], help="other answer sets, as writers"
     )
+    parser.add_argument("--writers", help="only these writers (comma-separated) are measured")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     files = writer_sets(parser, args.corpus)
+    measured = {path.stem for path in writer_sets(parser, args.corpus, args.writers)}
     sets = {path.stem: rows_of(path) for path in [*files, *args.also]}
     also = {path.stem for path in args.also}
     prepared: dict[str, list[dict[str, Any]]] = {}
@@ -70,6 +72,8 @@ def main() -> int:
     result: dict[str, Any] = {"reader": args.reader, "writers": {}, "also": {}}
     everything: list[dict[str, Any]] = []
     for writer, rows in sets.items():
+        if writer not in measured | also:
+            continue
         model = None
         if args.reader == "lwo":
             model = conclusion_fit.fit_prepared(
