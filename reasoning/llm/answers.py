@@ -22,82 +22,14 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from privacy_checklist.reasoning.llm.labels import COVERED as _COVERED
+from privacy_checklist.reasoning.llm.labels import NEGATORS as _NEGATORS
+from privacy_checklist.reasoning.llm.labels import NOT_COVERED as _NOT_COVERED
+from privacy_checklist.reasoning.llm.labels import PREDICATE as _PREDICATE
 from privacy_checklist.reasoning.llm.labels import QUESTIONS as QUESTIONS
 from privacy_checklist.reasoning.llm.labels import TABLES as TABLES
 from privacy_checklist.reasoning.text import sentences as split_sentences
 
-_NEGATORS = re.compile(
-    r"\b(?:not|no|never|neither|nor|cannot|none|nothing|fail(?:s|ed)? to)\b"
-    r"|n't\b|\bwithout\s+(?:any\s+)?violat",
-    re.I,
-)
-# a statement that the rule does not reach the case (negation is part of the phrase)
-_NOT_COVERED = re.compile(
-    r"\b(?:hipaa|the privacy rule|privacy rule|the rule|it|this|these rules|federal law)\s+"
-    r"(?:\w+\s+){0,2}?(?:does|do|did|would|will|should)\s*(?:not|n't)\s+(?:\w+\s+)?apply"
-    r"|\bnot\s+(?:\w+\s+)?(?:subject to|covered by|governed by|regulated by|within the scope of)"
-    r"\s+(?:hipaa|the privacy rule|the hipaa privacy rule)"
-    r"|\b(?:outside|beyond)\s+(?:of\s+)?(?:the\s+)?(?:scope|reach)\s+of\s+(?:hipaa|the\s+"
-    r"(?:hipaa\s+)?privacy rule)"
-    r"|\b(?:hipaa|the privacy rule)\s+(?:is|was|would be)\s+not\s+applicable"
-    r"|\bnot\s+ap+li?cable\b|\binapplicable\b|n't\s+applicable\b"
-    r"|\b(?:hipaa|privacy rule|the rule)\s+(?:\w+\s+){0,2}?(?:does\s*not|doesn'?t|dont|do\s*not)\s+"
-    r"(?:\w+\s+)?(?:apply|govern|cover|reach|regulate|answer|address)"
-    r"|\b(?:is|are)\s+not\s+(?:phi|protected health information)\b"
-    r"|\bneither\s+(?:\w+\s+)?(?:permitted|allowed)\s+nor\s+(?:\w+\s+)?(?:prohibited|forbidden)"
-    r"|\b(?:hipaa|privacy rule)\s+(?:is\s+)?not\s+apply"
-    r"|\b(?:outside|beyond)\s+(?:of\s+)?(?:the\s+)?(?:hipaa|(?:hipaa\s+)?privacy rule)\b"
-    r"|\b(?:hipaa|the (?:hipaa )?privacy rule)\s+(?:does|do|would|is)\s*(?:not|n't)\s*[.!]?\s*$"
-    r"|\b(?:is|was|are|were)\s+not\s+(?:a\s+)?covered\s+entit(?:y|ies)",
-    re.I,
-)
-_COVERED = re.compile(
-    r"\b(?:hipaa|the privacy rule|privacy rule|the rule)\s+(?:\w+\s+){0,2}?(?:applies|apply|"
-    r"applied|reaches|covers|governs)\b"
-    r"|\b(?:subject to|covered by|governed by)\s+(?:hipaa|the (?:hipaa )?privacy rule)"
-    r"|\b(?:is|was|are|were)\s+(?:a\s+)?covered\s+entit(?:y|ies)",
-    re.I,
-)
-# predicates: verbs and nouns state a verdict wherever they stand; an adjective or participle
-# only after a copula ("is permitted", "was not lawful"), not as a modifier ("the disclosures
-# permitted under 164.512", "its lawful basis")
-_COPULA = (
-    r"(?:is|was|are|were|be|been|being|remains?|seems?|appears?|considered|deemed|isn't|wasn't|"
-    r"aren't|weren't|'s)\s+(?:\w+\s+){0,2}?"
-)
-_PERMIT = (
-    rf"{_COPULA}(?:permitted|permissible|allowed|allowable|authorized|lawful|compliant|"
-    r"in compliance|consistent with (?:hipaa|the (?:hipaa )?privacy rule))"
-    r"|compl(?:y|ies|ied|ying)\b|lawfully|legally permitted|(?:may|can|could) (?:lawfully |"
-    r"legally )?(?:share|disclose|release|send|give|tell|inform|provide|discuss)\b"
-)
-_PROHIBIT = (
-    rf"{_COPULA}(?:prohibited|forbidden|impermissible|unlawful|illegal|improper|wrongful|"
-    r"non-?compliant|not in compliance)"
-    r"|violat(?:es|ed|ing|e)\b|violations?\b|breach(?:ed)?\b(?! notification)|forbids|"
-    r"prohibits|bars\b"
-    r"|unauthori[sz]ed (?:use|disclosure)|improperly|unlawfully|illegally|wrongfully"
-)
-_PERMIT += (
-    r"|(?<=\band )(?:permitted|permissible|allowed|lawful|compliant)"
-    rf"|{_COPULA}permit\b|^\W*(?:permitted|permissible|allowed|allowable|lawful|compliant)\b"
-)
-_PROHIBIT += (
-    r"|(?<=\band )(?:prohibited|forbidden|impermissible|unlawful|illegal)"
-    rf"|{_COPULA}prohibit\b|^\W*(?:prohibited|forbidden|impermissible|unlawful|illegal)\b"
-    # "an authorization was required" (and none was given); "no authorization is required"
-    r"|authori[sz]ation (?:\w+ ){0,4}(?:(?:is|was|would be) )?(?:needed|required)"
-)
-_PERMIT += (
-    r"|\b(?:a|an)\s+(?:permitted|permissible|allowed|lawful|authorized)\s+(?:disclosure|use|flow)"
-    r"|(?<=hipaa )(?:\w+ )?(?:permits|allows)\b|(?<=rule )(?:\w+ )?(?:permits|allows)\b"
-    rf"|{_COPULA}(?:\w+\s+)?compliance\b"
-)
-_PROHIBIT += (
-    r"|\b(?:a|an)\s+(?:prohibited|impermissible|unlawful|improper|illegal)\s+(?:disclosure|use|flow)"
-    r"|\bbr(?:oke|eaks?|eaking|oken)\s+(?:the\s+)?(?:hipaa|privacy rule|rule|law)\b"
-)
-_PREDICATE = re.compile(rf"\b(?P<permit>{_PERMIT})|\b(?P<prohibit>{_PROHIBIT})", re.I)
 _HEDGES = re.compile(
     r"\bmay or may not\b|\bit depends\b|\bdepend(?:s|ing)? (?:on|upon)\b|\bunclear\b|\buncertain\b"
     r"|\bcannot (?:be )?determin\w*|\bcan(?:not|'t) say\b|\bnot (?:enough|sufficient) "
@@ -185,9 +117,10 @@ def sentences(text: str) -> list[str]:
 
 def _negated(clause: str, predicate: re.Match[str]) -> bool:
     """Whether a negation reaches a predicate: an odd number of negators in its clause up to the
-    predicate's word ("would not be permissible", "is not a violation", "no violation")."""
+    predicate's word ("would not be permissible", "is not a violation", "no violation"), none
+    across a comma ("No, it does not apply": the answer word is not a negation of it)."""
     before = clause[max(0, predicate.start() - 60) : predicate.start()]
-    before = re.split(r"[,;:]", before)[-1]  # a negation does not reach across a comma
+    before = re.split(r"[,;:]", before)[-1]
     return _negations(before + clause[predicate.start() : predicate.end()]) % 2 == 1
 
 
@@ -281,7 +214,8 @@ def _named(clause: str, question: str) -> str | None:
     table = TABLES.get(question)
     match = _NAMED.search(clause)
     if match is not None:
-        value = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", match.group("value")).strip())
+        value = re.split(r"[(\[]", match.group("value"))[0]  # "Permit (164.510(b))"
+        value = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", value).strip())
         named = label_of(value, table)
         if named is not None or question != "verdict":
             return named
@@ -320,7 +254,7 @@ def _labels(clause: str, question: str) -> list[tuple[str, bool]]:
         return [(named, False)]
     not_covered = _NOT_COVERED.search(clause)
     if question in ("verdict", "applicability") and not_covered:
-        if _negations(clause[: not_covered.start()]) % 2 == 1:
+        if _negated(clause, not_covered) != (_negations(not_covered.group(0)) % 2 == 1):
             # "It cannot be said that HIPAA doesn't apply": it applies, no verdict said
             return [("applies", False)] if question == "applicability" else []
         return [("not_applicable" if question == "verdict" else "does_not_apply", False)]

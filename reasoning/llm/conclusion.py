@@ -52,7 +52,15 @@ _HEADING = re.compile(
     r"\b(?:step \d+|conclusion|determination|verdict|final|answer|summary|bottom line)\b", re.I
 )
 _AMONG = re.compile(r"\b(?:but not|not to the|while the|whereas)\b", re.I)
-_ENDS = '.!?)"”*}'
+
+
+def ended(text: str) -> bool:
+    """Whether a text ends as written text ends, not cut off mid-word or mid-clause: its last
+    character is not a letter, a digit or a joining mark (an emoji or a closing mark ends)."""
+    last = text.rstrip()[-1:]
+    return bool(last) and not (last.isalnum() or last in ",;:-–—(/&'")
+
+
 #: the rules' reasons for no label that the answer model reads (a substring each)
 REASONS = ("hedged", "conditional", "contradicts", "repeats", "declines", "takes its conclusion")
 
@@ -81,7 +89,7 @@ def sentence_features(sentences: list[str], i: int, question: str) -> tuple[list
         rules._HEDGES.search(after),
         rules._OUTRIGHT.search(s),
         _HEADING.search(s),
-        s.rstrip()[-1:] in _ENDS,
+        ended(s),
         sentences.count(s) > 1,
     )
     features = [i / max(1, n - 1), min(len(s.split()), 60) / 60, *map(float, map(bool, flags))]
@@ -111,7 +119,7 @@ def answer_features(
         len(set().union(*labels)) / 3 if labels else 0.0,
         float(bool(rules._REFUSAL.search(text))),
         len(rules._HEDGES.findall(text)) / 5,
-        float(text.rstrip()[-1:] not in _ENDS),
+        float(not ended(text)),
         max(counts.values()) / 5 if counts else 0.0,
         len(sentences) / 40,
         float(bool(rules._RETRACTS.search(text))),
