@@ -23,28 +23,16 @@ from collections import Counter
 from dataclasses import dataclass
 
 from privacy_checklist.reasoning.llm.labels import COVERED as _COVERED
+from privacy_checklist.reasoning.llm.labels import ELLIPSIS as _ELLIPSIS
+from privacy_checklist.reasoning.llm.labels import HEDGES as _HEDGES
 from privacy_checklist.reasoning.llm.labels import NEGATORS as _NEGATORS
 from privacy_checklist.reasoning.llm.labels import NOT_COVERED as _NOT_COVERED
+from privacy_checklist.reasoning.llm.labels import OPPOSITE as _OPPOSITE
 from privacy_checklist.reasoning.llm.labels import PREDICATE as _PREDICATE
 from privacy_checklist.reasoning.llm.labels import QUESTIONS as QUESTIONS
 from privacy_checklist.reasoning.llm.labels import TABLES as TABLES
 from privacy_checklist.reasoning.text import sentences as split_sentences
 
-_HEDGES = re.compile(
-    r"\bmay or may not\b|\bit depends\b|\bdepend(?:s|ing)? (?:on|upon)\b|\bunclear\b|\buncertain\b"
-    r"|\bcannot (?:be )?determin\w*|\bcan(?:not|'t) say\b|\bnot (?:enough|sufficient) "
-    r"information\b|\binsufficient (?:information|facts|details)\b|\bmore (?:information|"
-    r"context|details) (?:is|are|would be) needed\b|\bdifficult to (?:say|determine)\b"
-    r"|\bpossibly\b|\bperhaps\b|\bambiguous\b|\bwhich (?:situation|case|scenario)\b"
-    r"|\b(?:does|did)(?: not|n't) (?:tell|say|specify|state|mention)\b|\bonce I (?:have|know)\b"
-    r"|\b(?:need|require) (?:more|additional|further) (?:details|information|facts)\b"
-    r"|\bneed to know\b|\bbefore I (?:could|can) (?:give|answer|say)\b|\blooks like\b"
-    r"|\bboth (?:answers|outcomes|readings|conclusions) (?:are|seem|could)\b"
-    r"|\b(?:a|one) single (?:verdict|answer|label)\b|\bno single (?:verdict|answer)\b"
-    r"|\bwhich one depends\b"
-    r"|\bnot (?:entirely |completely |fully )?(?:sure|certain)\b|\bunsure\b",
-    re.I,
-)
 # "would be permitted if ..., otherwise ...", "as long as", "only if", "provided that"
 _CONDITION = re.compile(
     r"(?<!even )\b(?:if|unless|as long as|provided that|assuming|only when|only if)\b"
@@ -193,9 +181,25 @@ def _statements(sentence: str, question: str) -> list[_Statement]:
                 )
             )
     turns = [i for i, (_, joiner) in enumerate(clauses) if joiner.split(" ")[-1] in _ADVERSATIVE]
+    contrast = _contrasted(clauses, per_clause, question)
     if turns and any(per_clause[i:] for i in turns) and any(x for x in per_clause[turns[-1] :]):
         per_clause = per_clause[turns[-1] :]
-    return [st for found in per_clause for st in found]
+    return [st for found in per_clause for st in found] + contrast
+
+
+def _contrasted(
+    clauses: list[tuple[str, str]], per_clause: list[list[_Statement]], question: str
+) -> list[_Statement]:
+    """The opposite verdicts of elliptical contrasts, for another flow than the one before."""
+    out = []
+    for i in range(1, len(clauses)):
+        clause = clauses[i][0]
+        before = per_clause[i - 1]
+        if per_clause[i] or not before or not _ELLIPSIS.search(clause or ""):
+            continue
+        if before[-1].label in _OPPOSITE:
+            out.append(_Statement(_OPPOSITE[before[-1].label], clause.strip(), before[-1].sentence))
+    return out
 
 
 _CHOICE = re.compile(r"^\W*\(?[A-Ca-c][).:]\s*")  # "(B) prohibited", "A) permitted"

@@ -40,6 +40,7 @@ import numpy.typing as npt
 
 from privacy_checklist.reasoning.llm import answers as rules
 from privacy_checklist.reasoning.llm.answers import Read
+from privacy_checklist.reasoning.llm.labels import HEDGES
 from privacy_checklist.reasoning.text import data_path
 
 MODEL = "answer_reader.json"
@@ -77,7 +78,7 @@ def sentence_features(sentences: list[str], i: int, question: str) -> tuple[list
         i == 0,
         i >= n - 2,
         rules._CONCLUDES.search(s),
-        rules._HEDGES.search(s),
+        HEDGES.search(s),
         rules._REFUSAL.search(s),
         rules._CONDITION.search(s),
         found,
@@ -86,7 +87,7 @@ def sentence_features(sentences: list[str], i: int, question: str) -> tuple[list
         any(st.hedged for st in found),
         any(st.conditional for st in found),
         rules._RETRACTS.search(after),
-        rules._HEDGES.search(after),
+        HEDGES.search(after),
         rules._OUTRIGHT.search(s),
         _HEADING.search(s),
         ended(s),
@@ -118,7 +119,7 @@ def answer_features(
         float(best is not None),
         len(set().union(*labels)) / 3 if labels else 0.0,
         float(bool(rules._REFUSAL.search(text))),
-        len(rules._HEDGES.findall(text)) / 5,
+        len(HEDGES.findall(text)) / 5,
         float(not ended(text)),
         max(counts.values()) / 5 if counts else 0.0,
         len(sentences) / 40,
@@ -128,7 +129,7 @@ def answer_features(
         float(rule.label is not None and rule.label == label),
         float(rule.label is not None and rule.label != label),
         *(float(reason in rule.reason) for reason in REASONS),
-        float(bool(rules._HEDGES.search(first))),
+        float(bool(HEDGES.search(first))),
         float(bool(_AMONG.search(first))),
     ]
 

@@ -145,3 +145,36 @@ _PROHIBIT += (
     r"|\bbr(?:oke|eaks?|eaking|oken)\s+(?:the\s+)?(?:hipaa|privacy rule|rule|law)\b"
 )
 PREDICATE = re.compile(rf"\b(?P<permit>{_PERMIT})|\b(?P<prohibit>{_PROHIBIT})", re.I)
+#: the words that hedge a statement or the answer
+HEDGES = re.compile(
+    r"\bmay or may not\b|\bit depends\b|\bdepend(?:s|ing)? (?:on|upon)\b|\bunclear\b|\buncertain\b"
+    r"|\bcannot (?:be )?determin\w*|\bcan(?:not|'t) say\b|\bnot (?:enough|sufficient) "
+    r"information\b|\binsufficient (?:information|facts|details)\b|\bmore (?:information|"
+    r"context|details) (?:is|are|would be) needed\b|\bdifficult to (?:say|determine)\b"
+    r"|\bpossibly\b|\bperhaps\b|\bambiguous\b|\bwhich (?:situation|case|scenario)\b"
+    r"|\b(?:does|did)(?: not|n't) (?:tell|say|specify|state|mention)\b|\bonce I (?:have|know)\b"
+    r"|\b(?:need|require) (?:more|additional|further) (?:details|information|facts)\b"
+    r"|\bneed to know\b|\bbefore I (?:could|can) (?:give|answer|say)\b|\blooks like\b"
+    r"|\bboth (?:answers|outcomes|readings|conclusions) (?:are|seem|could)\b"
+    r"|\b(?:a|one) single (?:verdict|answer|label)\b|\bno single (?:verdict|answer)\b"
+    r"|\bwhich one depends\b"
+    r"|\bnot (?:entirely |completely |fully )?(?:sure|certain)\b|\bunsure\b",
+    re.I,
+)
+
+#: a clause that says "not" of what the clause before it said ("X is permitted, while Y is
+#: not", "it applies to A but not to B")
+ELLIPSIS = re.compile(
+    r"^\W*not\s+(?:to|for|in|on|with|of|by|under|as|the|a|an|his|her|their|its)\b"
+    r"|\b(?:is|was|are|were|does|did|do|would|will)(?:\s*not|n't)\W*$",
+    re.I,
+)
+#: each label's opposite
+OPPOSITE = {
+    "permit": "prohibit",
+    "prohibit": "permit",
+    "complies": "violates",
+    "violates": "complies",
+    "applies": "does_not_apply",
+    "does_not_apply": "applies",
+}
