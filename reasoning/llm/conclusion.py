@@ -9,7 +9,8 @@ on the answers corpus (``bench/data/answer_corpus``, one writer a family of mode
 read instead:
 
 1. **which sentence commits** — each sentence scored from where it stands, what the rules find
-   in it (a verdict, hedged, conditional, two labels), the words around it (a heading, a
+   in it (a verdict, hedged, conditional, two labels), whether it speaks of the case ("this
+   disclosure", "here") rather than the law in general, the words around it (a heading, a
    retraction or a hedge after it) and its static sentence vector
    (:mod:`privacy_checklist.kg.static`);
 2. **whether the answer commits at all** — from the best sentence's score and its rivals', the
@@ -52,6 +53,12 @@ VETOES = ("disagree", "is not a label", "takes its conclusion back")
 _HEADING = re.compile(
     r"\b(?:step \d+|conclusion|determination|verdict|final|answer|summary|bottom line)\b", re.I
 )
+#: words that put a sentence about the case asked, not about the law in general
+_THE_CASE = re.compile(
+    r"\b(?:this|the present|the instant|our)\s+(?:case|flow|disclosure|situation|scenario|use|"
+    r"release|sharing|call|email|conduct)\b|\bhere\b",
+    re.I,
+)
 _AMONG = re.compile(r"\b(?:but not|not to the|while the|whereas)\b", re.I)
 
 
@@ -90,6 +97,7 @@ def sentence_features(sentences: list[str], i: int, question: str) -> tuple[list
         HEDGES.search(after),
         rules._OUTRIGHT.search(s),
         _HEADING.search(s),
+        _THE_CASE.search(s),
         ended(s),
         sentences.count(s) > 1,
     )
