@@ -137,6 +137,11 @@ _PROHIBIT += (
 )
 _PERMIT += (
     r"|\b(?:a|an)\s+(?:permitted|permissible|allowed|lawful|authorized)\s+(?:disclosure|use|flow)"
+    # "aligns with the permitted uses", "falls within the permitted disclosures", "in line with
+    # the Privacy Rule"
+    r"|\b(?:aligns?|aligned|falls?|fits?|is consistent|in line|in keeping)\s+(?:with|within|under)"
+    r"\s+(?:the\s+|its\s+)?(?:(?:permitted|permissible|allowed)\s+(?:\w+\s+){0,2}?(?:uses?|"
+    r"disclosures?|purposes?|exceptions?)|(?:hipaa|the (?:hipaa )?privacy rule|the rule)\b)"
     r"|(?<=hipaa )(?:\w+ )?(?:permits|allows)\b|(?<=rule )(?:\w+ )?(?:permits|allows)\b"
     rf"|{_COPULA}(?:\w+\s+)?compliance\b"
 )

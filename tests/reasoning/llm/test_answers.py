@@ -46,6 +46,11 @@ PROSE = [
     ("The hospital shared it. The hospital shared it. The hospital shared it.", None),
     # a conclusion repeated is still committed (the answers corpus's readers, issue 29)
     ("The case is permitted. The case is permitted. The case is permitted.", "permit"),
+    # the issue's phrasings (29): an inference and an alignment commit; a contrast between two
+    # flows does not say which one answers the question
+    ("The insurer needed the chart. This aligns with the permitted uses for payment.", "permit"),
+    ("Therefore, it can be inferred that the Privacy Rule permits the City's response.", "permit"),
+    ("In short, the report to the police is permitted, while the full chart is not.", None),
 ]
 
 
@@ -66,6 +71,13 @@ def test_the_other_two_questions() -> None:
         "does_not_apply"
     )
     assert read_answer('{"applies": true}', "applicability").label == "applies"
+    # the answer word is not a negation of what follows it
+    assert read_answer("No, the HIPAA Privacy Rule does not apply.", "applicability").label == (
+        "does_not_apply"
+    )
+    assert read_answer("HIPAA would likely not be applicable here.", "verdict").label == (
+        "not_applicable"
+    )
     with pytest.raises(ValueError, match="question"):
         read_prose("permitted", "mood")
 
