@@ -205,7 +205,9 @@ def _contrasted(
 _CHOICE = re.compile(r"^\W*\(?[A-Ca-c][).:]\s*")  # "(B) prohibited", "A) permitted"
 _NAMED = re.compile(
     r"\b(?:answer|verdict|conclusion|label|determination|classification|result|outcome"
-    r"|decision|ruling)\s*(?:is|would be|:|-|–|—)?\s*(?P<value>[^,;.]+)",
+    r"|decision|ruling|classif(?:y|ied|ies)\s+(?:\w+\s+){0,3}?as|(?:categori[sz]|label?l)ed\s+as"
+    r"|(?:falls?|belongs?)\s+(?:under|in|into)\s+(?:the\s+)?(?:category|class)(?:\s+of)?)"
+    r"\s*(?:is|would be|:|-|–|—)?\s*(?P<value>[^,;.]+)",
     re.I,
 )
 

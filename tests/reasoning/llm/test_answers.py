@@ -51,6 +51,7 @@ PROSE = [
     ("The insurer needed the chart. This aligns with the permitted uses for payment.", "permit"),
     ("Therefore, it can be inferred that the Privacy Rule permits the City's response.", "permit"),
     ("In short, the report to the police is permitted, while the full chart is not.", None),
+    ("No warrant was shown. I would classify this case as prohibited.", "prohibit"),
 ]
 
 
