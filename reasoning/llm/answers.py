@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from privacy_checklist.reasoning.llm.continuation import own_answer
 from privacy_checklist.reasoning.llm.labels import COVERED as _COVERED
 from privacy_checklist.reasoning.llm.labels import ELLIPSIS as _ELLIPSIS
 from privacy_checklist.reasoning.llm.labels import HEDGES as _HEDGES
@@ -385,6 +386,7 @@ def read_rules(text: str | None, question: str = "verdict") -> Read:
 
     if question not in QUESTIONS:
         raise ValueError(f"question {question!r} is not one of {', '.join(QUESTIONS)}")
+    text = own_answer(text) if text else text
     parsed = parse_answer(text, table=TABLES.get(question), question=question)
     return Read(parsed.label, parsed.reason or "", parsed.how)
 

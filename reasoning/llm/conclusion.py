@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from privacy_checklist.reasoning.llm import answers as rules
 from privacy_checklist.reasoning.llm.answers import Read
+from privacy_checklist.reasoning.llm.continuation import own_answer
 from privacy_checklist.reasoning.llm.labels import HEDGES
 from privacy_checklist.reasoning.text import data_path
 
@@ -102,7 +103,7 @@ def sentence_features(sentences: list[str], i: int, question: str) -> tuple[list
         sentences.count(s) > 1,
     )
     features = [i / max(1, n - 1), min(len(s.split()), 60) / 60, *map(float, map(bool, flags))]
-    return features, {st.label for st in found}
+    return features, {st.label for st in found if not st.conditional}
 
 
 def answer_features(
@@ -225,6 +226,7 @@ def read_learned(
     model = model or shipped()
     if model is None or text is None or not text.strip():
         return rule
+    text = own_answer(text)
     if rule.label is not None and rule.how in STRUCTURED:
         return rule
     if rule.label is None and any(veto in rule.reason for veto in VETOES):

@@ -26,6 +26,7 @@ import numpy as np
 
 from privacy_checklist.reasoning.llm import conclusion
 from privacy_checklist.reasoning.llm.answers import read_rules, stated
+from privacy_checklist.reasoning.llm.continuation import own_answer
 from privacy_checklist.reasoning.text import data_path
 
 #: the regularisation of the two models (inverse strength)
@@ -49,7 +50,8 @@ def prepared(row: dict[str, Any]) -> dict[str, Any] | None:
     """An answer's sentences, their features and labels, and which hold the committed words."""
     from privacy_checklist.kg.static import static_encoder
 
-    sentences = stated(row["text"])
+    text = own_answer(row["text"])
+    sentences = stated(text)
     if not sentences:
         return None
     rows, labels = zip(
@@ -61,6 +63,7 @@ def prepared(row: dict[str, Any]) -> dict[str, Any] | None:
     )
     return {
         "row": row,
+        "text": text,
         "sentences": sentences,
         "labels": list(labels),
         "x": np.hstack([np.asarray(rows), static_encoder().encode(sentences)]),
@@ -82,7 +85,7 @@ def _answer_rows(model: Any, items: list[dict[str, Any]]) -> np.ndarray:
     return np.array(
         [
             conclusion.answer_features(
-                p["row"]["text"],
+                p["text"],
                 p["sentences"],
                 p["labels"],
                 model.predict_proba(p["x"])[:, 1],

@@ -52,6 +52,13 @@ PROSE = [
     ("Therefore, it can be inferred that the Privacy Rule permits the City's response.", "permit"),
     ("In short, the report to the police is permitted, while the full chart is not.", None),
     ("No warrant was shown. I would classify this case as prohibited.", "prohibit"),
+    # a few-shot prompted model goes on to invent the next case: its labels are not the answer's
+    (
+        "Answer: Prohibited\nReason: no exception.\n\nCase: A clinic bills.\nAnswer: Permitted",
+        "prohibit",
+    ),
+    ("Answer:\nReason:\n\nCase: A clinic bills an insurer.\nAnswer: Permitted", None),
+    ("Case: A nurse told a neighbour.\nAnswer: Prohibited", "prohibit"),
 ]
 
 
