@@ -22,8 +22,10 @@ sentence in which the rules find no verdict, or two, gives none. A JSON field, a
 ``Answer:`` line or a bare label read by the rules stands as read, and so does their finding
 that such parts disagree or that the answer takes its conclusion back (:data:`VETOES`).
 Where the models are not sure enough (:attr:`ConclusionModel.sentence_floor`,
-:attr:`ConclusionModel.answer_floor`), the answer is unreadable, with the rules' reason or the
-model's. Without the shipped model file the rules alone read (:func:`~.answers.read_rules`).
+:attr:`ConclusionModel.answer_floor`; :attr:`ConclusionModel.agreed_floor` when the rules' own
+reading of the prose gives the chosen sentence's label, two readers agreeing), the answer is
+unreadable, with the rules' reason or the model's. Without the shipped model file the rules
+alone read (:func:`~.answers.read_rules`).
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ class ConclusionModel:
     answer_coef: npt.NDArray[np.float64]
     answer_bias: float
     sentence_floor: float = 0.5
-    answer_floor: float = 0.8
+    answer_floor: float = 0.85
+    agreed_floor: float = 0.5
 
     @classmethod
     def load(cls, path: Path) -> ConclusionModel:
@@ -169,6 +172,7 @@ class ConclusionModel:
             float(data["answer"]["bias"]),
             float(data["sentence_floor"]),
             float(data["answer_floor"]),
+            float(data["agreed_floor"]),
         )
 
     def scores(self, sentences: list[str], question: str) -> tuple[Any, list[set[str]]]:
@@ -197,8 +201,9 @@ class ConclusionModel:
                 else Read(None, "no sentence states one verdict", "prose")
             )
         best = max(candidates, key=lambda k: scores[k])
-        sentence = sentences[best]
-        if committed < self.answer_floor or scores[best] < self.sentence_floor:
+        sentence, label = sentences[best], next(iter(labels[best]))
+        floor = self.agreed_floor if rule.label == label else self.answer_floor
+        if committed < floor or scores[best] < self.sentence_floor:
             why = rule.reason if rule.label is None else f"read {rule.label!r}, but not committed"
             return Read(
                 None,
@@ -207,7 +212,7 @@ class ConclusionModel:
                 "prose",
                 sentence,
             )
-        return Read(next(iter(labels[best])), "", "prose", sentence)
+        return Read(label, "", "prose", sentence)
 
 
 @functools.cache

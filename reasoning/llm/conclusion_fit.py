@@ -131,6 +131,7 @@ def save(model: conclusion.ConclusionModel, path: Path, sources: list[str]) -> N
         "fitted_on": sources,
         "sentence_floor": model.sentence_floor,
         "answer_floor": model.answer_floor,
+        "agreed_floor": model.agreed_floor,
         "sentence": {
             "coef": [round(float(c), 6) for c in model.sentence_coef],
             "bias": model.sentence_bias,

@@ -78,3 +78,23 @@ def test_fitting_on_two_writers(tmp_path: Path) -> None:
     assert conclusion.read_learned(STEP, model=again).label in (None, "permit")
     with pytest.raises(ValueError, match="two writers"):
         conclusion_fit.fit([{**row, "writer": "one"} for row in rows])
+
+
+AGREED = (
+    "The hospital sent the chart to the patient's new cardiologist. Therefore, the disclosure "
+    "is permitted for treatment. The hospital should still log the request."
+)
+
+
+def test_two_readers_agreeing_are_trusted_on_a_lower_floor() -> None:
+    import dataclasses
+
+    shipped = conclusion.shipped()
+    assert shipped is not None
+    rule = read_rules(AGREED)
+    assert rule.label == "permit"  # the rules read the same label in the prose
+    trusting = dataclasses.replace(shipped, answer_floor=1.01, agreed_floor=0.0)
+    assert conclusion.read_learned(AGREED, model=trusting).label == "permit"
+    doubting = dataclasses.replace(shipped, answer_floor=0.0, agreed_floor=1.01)
+    read = conclusion.read_learned(AGREED, model=doubting)
+    assert read.label is None and "not committed" in read.reason
