@@ -108,7 +108,7 @@ _COPULA = (
     r"(?:is|was|are|were|be|been|being|remains?|seems?|appears?|considered|deemed|isn't|wasn't|"
     r"aren't|weren't|'s)\s*(?:,\s*\w+,\s*|\s(?:\w+\s+){0,2}?)"
 )
-#: a bare label's adverbs ("Likely not permitted.")
+#: adverbs before a bare label ("probably allowed.", "clearly not lawful.")
 _ADVERB = r"(?:(?:most\s+)?(?:likely|probably|generally|clearly)\s+)?(?:not\s+)?"
 _PERMIT = (
     rf"{_COPULA}(?:permitted|permissible|allowed|allowable|authorized|lawful|compliant|"
