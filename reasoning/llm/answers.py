@@ -32,6 +32,7 @@ from privacy_checklist.reasoning.llm.labels import OPPOSITE as _OPPOSITE
 from privacy_checklist.reasoning.llm.labels import PREDICATE as _PREDICATE
 from privacy_checklist.reasoning.llm.labels import QUESTIONS as QUESTIONS
 from privacy_checklist.reasoning.llm.labels import TABLES as TABLES
+from privacy_checklist.reasoning.llm.labels import named_outright
 from privacy_checklist.reasoning.text import sentences as split_sentences
 
 # "would be permitted if ..., otherwise ...", "as long as", "only if", "provided that"
@@ -164,7 +165,7 @@ def _statements(sentence: str, question: str) -> list[_Statement]:
         following = clauses[i + 1][0] if i + 1 < len(clauses) else ""
         conditional = (
             bool(_CONDITION.search(clause))
-            or bool(re.search(r"\bwhether\b", re.split(r",", clause)[-1], re.I))
+            or _asks_whether(clause, question)
             or bool(
                 re.match(r"\W*(?:only\s+)?(?:if|unless|provided|as long as)\b", following, re.I)
             )
@@ -181,11 +182,25 @@ def _statements(sentence: str, question: str) -> list[_Statement]:
                     conditional=conditional,
                 )
             )
-    turns = [i for i, (_, joiner) in enumerate(clauses) if joiner.split(" ")[-1] in _ADVERSATIVE]
+    turns = [  # "but also" adds to what precedes it, it does not outweigh it
+        i
+        for i, (clause, joiner) in enumerate(clauses)
+        if joiner.split(" ")[-1] in _ADVERSATIVE and not re.match(r"\W*also\b", clause, re.I)
+    ]
     contrast = _contrasted(clauses, per_clause, question)
     if turns and any(per_clause[i:] for i in turns) and any(x for x in per_clause[turns[-1] :]):
         per_clause = per_clause[turns[-1] :]
     return [st for found in per_clause for st in found] + contrast
+
+
+def _asks_whether(clause: str, question: str) -> bool:
+    """Whether the verdict of a clause is asked, not stated: "whether" in its last part ("it is
+    permitted, depending on whether ...") or in a part that names a label itself ("to determine
+    whether HIPAA applies, ...", "the question of whether it complies ..., based on ...")."""
+    parts = clause.split(",")
+    return bool(re.search(r"\bwhether\b", parts[-1], re.I)) or any(
+        re.search(r"\bwhether\b", part, re.I) and _labels(part, question) for part in parts[:-1]
+    )
 
 
 def _contrasted(
@@ -201,35 +216,6 @@ def _contrasted(
         if before[-1].label in _OPPOSITE:
             out.append(_Statement(_OPPOSITE[before[-1].label], clause.strip(), before[-1].sentence))
     return out
-
-
-_CHOICE = re.compile(r"^\W*\(?[A-Ca-c][).:]\s*")  # "(B) prohibited", "A) permitted"
-_NAMED = re.compile(
-    r"\b(?:answer|verdict|conclusion|label|determination|classification|result|outcome"
-    r"|decision|ruling|classif(?:y|ied|ies)\s+(?:\w+\s+){0,3}?as|(?:categori[sz]|label?l)ed\s+as"
-    r"|(?:falls?|belongs?)\s+(?:under|in|into)\s+(?:the\s+)?(?:category|class)(?:\s+of)?)"
-    r"\s*(?:is|would be|:|-|–|—)?\s*(?P<value>[^,;.]+)",
-    re.I,
-)
-
-
-def _named(clause: str, question: str) -> str | None:
-    """ "The answer is prohibit", "Verdict: not applicable", "Permitted.": a label named
-    outright."""
-    from privacy_checklist.reasoning.llm.prompting import label_of
-
-    table = TABLES.get(question)
-    match = _NAMED.search(clause)
-    if match is not None:
-        value = re.split(r"[(\[]", match.group("value"))[0]  # "Permit (164.510(b))"
-        value = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", value).strip())
-        named = label_of(value, table)
-        if named is not None or question != "verdict":
-            return named
-    bare = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", clause).strip())  # "✅ Permitted"
-    if len(bare.split()) <= 3:
-        return label_of(bare, table)
-    return None
 
 
 _MODAL_HEDGE = re.compile(r"\b(?:may|might|could)\s+(?:\w+\s+){0,3}$", re.I)
@@ -256,7 +242,7 @@ def _labels(clause: str, question: str) -> list[tuple[str, bool]]:
         }
         if len(named_all) > 1:
             return [(label, False) for label in sorted(named_all)]
-    named = _named(clause, question)
+    named = named_outright(clause, question)
     if named is not None:
         return [(named, False)]
     not_covered = _NOT_COVERED.search(clause)

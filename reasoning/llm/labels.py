@@ -183,3 +183,32 @@ OPPOSITE = {
     "applies": "does_not_apply",
     "does_not_apply": "applies",
 }
+
+
+_CHOICE = re.compile(r"^\W*\(?[A-Ca-c][).:]\s*")  # "(B) prohibited", "A) permitted"
+_NAMED = re.compile(
+    r"\b(?:answer|verdict|conclusion|label|determination|classification|result|outcome"
+    r"|decision|ruling|classif(?:y|ied|ies)\s+(?:\w+\s+){0,3}?as|(?:categori[sz]|label?l)ed\s+as"
+    r"|(?:falls?|belongs?)\s+(?:under|in|into)\s+(?:the\s+)?(?:category|class)(?:\s+of)?)"
+    r"\s*(?:is|would be|:|-|–|—)?\s*(?P<value>[^,;.]+)",
+    re.I,
+)
+
+
+def named_outright(clause: str, question: str) -> str | None:
+    """ "The answer is prohibit", "Verdict: not applicable", "Permitted.": a label named
+    outright."""
+    from privacy_checklist.reasoning.llm.prompting import label_of
+
+    table = TABLES.get(question)
+    match = _NAMED.search(clause)
+    if match is not None:
+        value = re.split(r"[(\[]", match.group("value"))[0]  # "Permit (164.510(b))"
+        value = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", value).strip())
+        named = label_of(value, table)
+        if named is not None or question != "verdict":
+            return named
+    bare = _CHOICE.sub("", re.sub(r"[^\w\s/'-]", " ", clause).strip())  # "✅ Permitted"
+    if len(bare.split()) <= 3:
+        return label_of(bare, table)
+    return None

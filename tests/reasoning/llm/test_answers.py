@@ -59,6 +59,13 @@ PROSE = [
     ),
     ("Answer:\nReason:\n\nCase: A clinic bills an insurer.\nAnswer: Permitted", None),
     ("Case: A nurse told a neighbour.\nAnswer: Prohibited", "prohibit"),
+    # a verdict asked ("whether ...") in any part of the sentence states nothing; a condition
+    # about something else does not ask it
+    ("To decide whether the disclosure was permitted, three points matter:", None),
+    ("Whether the clinic's call was lawful is for counsel to say, based on all the facts.", None),
+    ("Regardless of whether he objected, the disclosure was prohibited.", "prohibit"),
+    # "but also" adds, it does not outweigh: the sentence contradicts itself
+    ("So the sharing is permitted, but also it is prohibited, as the insurer is covered.", None),
 ]
 
 
